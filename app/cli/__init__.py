@@ -1,0 +1,52 @@
+"""`talk-llama` command line: the GUI by default, plus chat, transcribe, say, models, doctor.
+
+Each subcommand lives in its own module with `add_parser(subparsers)` and `run(args) -> int`.
+Heavy libraries are imported inside `run`, so `--help` and `--version` stay instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from app import __version__
+from app.cli import doctor, models_cmd
+
+SUBCOMMANDS = [models_cmd, doctor]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="talk-llama",
+        description="Offline voice assistant. With no command, opens the desktop window.",
+    )
+    parser.add_argument("--version", action="version", version=f"talk-llama {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv: debug)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in SUBCOMMANDS:
+        module.add_parser(sub)
+    return parser
+
+
+def configure_logging(verbosity: int) -> None:
+    level = logging.WARNING - 10 * verbosity
+    logging.basicConfig(
+        level=max(level, logging.DEBUG),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    # whisper and llama both use OpenMP; busy-waiting threads starve each other on small CPUs.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    configure_logging(args.verbose)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    return int(args.run(args) or 0)

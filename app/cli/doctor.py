@@ -1,0 +1,154 @@
+"""`talk-llama doctor`: what this machine has, and what is missing, in one report.
+
+Required pieces (exit 1 when absent): the default or configured models, llama-cpp-python and
+pywhispercpp. Audio devices, TTS voices and a Qt platform are reported as warnings: the app runs
+without them (text only, or terminal only) and says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata as md
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.core import catalog
+
+log = logging.getLogger(__name__)
+CPU_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx_vnni", "amx_tile")
+
+
+@dataclass
+class Check:
+    section: str
+    ok: bool
+    text: str
+    required: bool = True
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("doctor", help="check models, audio, TTS, Qt and libraries")
+    p.add_argument("--dir", help="models folder")
+    p.set_defaults(run=run)
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return md.version(dist)
+    except md.PackageNotFoundError:
+        return None
+
+
+def check_models(directory: Path) -> list[Check]:
+    out = []
+    for entry in catalog.load_catalog():
+        st = catalog.status(entry, directory)
+        if entry.default:
+            text = f"{entry.name}: {st.path} " + ("sha256 ok" if st.verified else st.problem)
+            if not st.present:
+                text += f" (fix: `{catalog.FETCH_HINT}`)"
+            out.append(Check("models", st.verified, text))
+        elif st.present:
+            out.append(Check("models", not st.problem, f"{entry.name}: {st.problem or 'present'}", False))
+    return out
+
+
+def check_libraries() -> list[Check]:
+    out = []
+    for dist, mod in (("llama-cpp-python", "llama_cpp"), ("pywhispercpp", "pywhispercpp")):
+        ver = _version(dist)
+        try:
+            __import__(mod)
+            out.append(Check("libraries", True, f"{dist} {ver}"))
+        except Exception as exc:  # an import of a native library can fail in many ways
+            out.append(Check("libraries", False, f"{dist} {ver or 'not installed'}: {exc}"))
+    for dist in ("sounddevice", "pyttsx3", "PySide6-Essentials", "numpy", "soxr"):
+        ver = _version(dist)
+        out.append(Check("libraries", ver is not None, f"{dist} {ver or 'not installed'}", False))
+    return out
+
+
+def check_cpu() -> list[Check]:
+    try:
+        flags = set(
+            next(line for line in open("/proc/cpuinfo") if line.startswith("flags")).split()
+        )
+    except (OSError, StopIteration):
+        return [Check("cpu", True, "CPU flags unknown (no /proc/cpuinfo)", False)]
+    have = [f for f in CPU_FLAGS if f in flags]
+    text = "flags: " + " ".join(have)
+    try:
+        import llama_cpp
+
+        text += f"\nllama.cpp system info: {llama_cpp.llama_print_system_info().decode().strip()}"
+    except Exception:  # already reported under libraries
+        pass
+    return [Check("cpu", "avx2" in have, text, False)]
+
+
+def check_audio() -> list[Check]:
+    try:
+        import sounddevice as sd
+
+        devices = sd.query_devices()
+    except Exception as exc:  # PortAudio missing or broken
+        return [Check("audio", False, f"audio unavailable: {exc} (install libportaudio2)", False)]
+    ins = [d for d in devices if d["max_input_channels"] > 0]
+    outs = [d for d in devices if d["max_output_channels"] > 0]
+    checks = [
+        Check("audio", bool(ins), f"{len(ins)} input device(s): " + ", ".join(d["name"] for d in ins[:6]), False),
+        Check("audio", bool(outs), f"{len(outs)} output device(s): " + ", ".join(d["name"] for d in outs[:6]), False),
+    ]
+    if not ins:
+        checks[0].text += " — no microphone: typing still works"
+    return checks
+
+
+def check_tts() -> list[Check]:
+    try:
+        from app.core.tts import list_voices
+
+        voices = list_voices()
+    except Exception as exc:  # espeak-ng missing, pyttsx3 driver failure
+        return [Check("tts", False, f"no TTS engine: {exc} (install espeak-ng); replies stay text-only", False)]
+    return [Check("tts", bool(voices), f"{len(voices)} voice(s), e.g. " + ", ".join(v.name for v in voices[:5]), False)]
+
+
+def check_qt() -> list[Check]:
+    try:
+        import PySide6
+
+        plugins = Path(PySide6.__file__).parent / "Qt" / "plugins" / "platforms"
+        names = sorted(p.name.removeprefix("libq").removesuffix(".so") for p in plugins.glob("*.so"))
+        return [Check("qt", True, f"PySide6 {PySide6.__version__}, platform plugins: {', '.join(names)}", False)]
+    except Exception as exc:
+        return [Check("qt", False, f"Qt unavailable: {exc}; `talk-llama chat` still works", False)]
+
+
+def run(args: argparse.Namespace) -> int:
+    directory = catalog.models_dir(args.dir)
+    checks = [
+        *check_models(directory),
+        *check_libraries(),
+        *check_cpu(),
+        *check_audio(),
+        *check_tts(),
+        *check_qt(),
+    ]
+    section = None
+    for c in checks:
+        if c.section != section:
+            section = c.section
+            print(f"[{section}]")
+        mark = "ok  " if c.ok else ("FAIL" if c.required else "warn")
+        lines = c.text.splitlines() or [""]
+        print(f"  {mark} {lines[0]}")
+        for extra in lines[1:]:
+            print(f"       {extra}")
+    missing = [c for c in checks if c.required and not c.ok]
+    if missing:
+        print(f"\n{len(missing)} required piece(s) missing; see FAIL lines above.")
+        return 1
+    print("\nall required pieces present")
+    return 0

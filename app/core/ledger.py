@@ -1,0 +1,72 @@
+"""Token ledger of the persistent context and the whole-turn discard policy.
+
+The context holds: [system prompt: n_keep tokens][turn 1][turn 2]...[current turn]. A turn is the
+user segment, the reply and its closing tokens: discarding part of a turn would leave the chat
+template broken, so the policy drops whole turns, oldest first. Only when a single turn is larger
+than all the space does it fall back to dropping the head of that turn.
+
+Pure bookkeeping, no llama calls; owned by the `Conversation` (single thread).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Ledger:
+    n_keep: int = 0
+    turns: list[int] = field(default_factory=list)  # token count per turn, oldest first
+
+    @property
+    def n_past(self) -> int:
+        return self.n_keep + sum(self.turns)
+
+    def begin_turn(self) -> None:
+        self.turns.append(0)
+
+    def add(self, n: int) -> None:
+        """Account `n` tokens appended to the current turn."""
+        if not self.turns:
+            raise RuntimeError("no turn in progress")
+        self.turns[-1] += n
+
+    def remove_tail(self, n: int) -> None:
+        """Account `n` tokens rolled back from the end of the current turn."""
+        self.turns[-1] -= n
+
+    def plan_discard(self, n_new: int, n_ctx: int, share: float) -> int:
+        """How many tokens (right after n_keep) to discard so `n_new` more fit; 0 if they fit.
+
+        Frees at least `share` of the non-kept space (so shifts are rare) by dropping whole
+        turns older than the current one; falls back to the current turn's head only when the
+        older turns are not enough. Raises ValueError if `n_new` can never fit.
+        """
+        overflow = self.n_past + n_new - n_ctx
+        if overflow <= 0:
+            return 0
+        if n_new > n_ctx - self.n_keep:
+            raise ValueError(f"{n_new} new tokens cannot fit in a context of {n_ctx} (keep {self.n_keep})")
+        target = max(overflow, int(share * (n_ctx - self.n_keep)))
+        discard = 0
+        for n in self.turns[:-1]:
+            if discard >= target:
+                break
+            discard += n
+        if discard >= overflow:
+            return discard
+        # One turn larger than the space: also drop the head of the current turn.
+        current = self.turns[-1] if self.turns else 0
+        return discard + min(current, max(overflow, target) - discard)
+
+    def apply_discard(self, n_discard: int) -> None:
+        """Drop `n_discard` tokens after n_keep from the ledger (whole turns, then a head)."""
+        left = n_discard
+        while left and self.turns:
+            if self.turns[0] <= left and len(self.turns) > 1:
+                left -= self.turns.pop(0)
+            else:
+                self.turns[0] -= left
+                left = 0
+        if left:
+            raise ValueError("discard larger than the ledger")

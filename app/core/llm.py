@@ -1,0 +1,368 @@
+"""Conversation: one persistent llama context for the app's life, shifted on whole turns.
+
+Each user turn appends only its own tokens (the chat template's segment for that turn) and the
+reply streams out of a native llama.cpp sampler chain. When the next evaluation would not fit in
+n_ctx, the oldest whole turns after the system prompt are discarded with `llama_memory_seq_rm`
+and the rest moved down with `llama_memory_seq_add` (see `ledger.py` for the policy), and
+llama-cpp-python's own bookkeeping (`input_ids`, `n_tokens`) is moved with them. Models whose
+memory cannot shift (recurrent/hybrid) re-evaluate the kept prompt plus the surviving turns.
+
+Cancellation policy (barge-in): `stream()` checks `cancel` between tokens. A cancelled or capped
+reply is KEPT: its partial text is committed as the assistant turn and closed with the template's
+end-of-turn tokens, so the model remembers what it had said when it was interrupted.
+
+Threading: a Conversation is owned by ONE thread (llama contexts are not thread-safe). All
+methods block on llama.cpp. `cancel` may be set from any thread.
+"""
+
+from __future__ import annotations
+
+import codecs
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import llama_cpp
+
+from app.core.catalog import check_file
+from app.core.chat_format import ChatFormat, JinjaChatFormat, Part, PlainChatFormat, TemplateError
+from app.core.ledger import Ledger
+from app.core.persona import Persona
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class LlmConfig:
+    """Model and sampling settings (defaults follow talk-llama)."""
+
+    model_path: Path
+    n_ctx: int = 2048
+    n_threads: int | None = None
+    n_gpu_layers: int = 0
+    seed: int = 0
+    top_k: int = 5
+    top_p: float = 0.80
+    temperature: float = 0.30
+    repeat_penalty: float = 1.10
+    repeat_last_n: int = 64
+    max_tokens: int = 256
+    n_batch: int = 512
+    flash_attn: bool = False
+    discard_share: float = 0.5  # share of the non-kept space freed by one shift
+    max_user_share: float = 0.75  # a user turn is trimmed (head dropped) beyond this share
+
+
+@dataclass
+class Message:
+    role: str  # "user" | "assistant"
+    text: str
+    time: float = field(default_factory=time.time)
+    interrupted: bool = False
+
+
+@dataclass
+class TurnStats:
+    """Counters of one turn; `prompt_tokens` is exactly what was evaluated for the user segment."""
+
+    turn: int
+    prompt_tokens: int = 0
+    gen_tokens: int = 0
+    t_prompt_ms: float = 0.0
+    t_first_token_ms: float = 0.0
+    t_gen_ms: float = 0.0
+    n_past: int = 0
+    n_ctx: int = 0
+    n_keep: int = 0
+    shifts: int = 0
+    discarded: int = 0
+    stop_reason: str = ""
+    user_trimmed: int = 0
+
+
+class Conversation:
+    """A persistent chat with a GGUF model. See the module docstring for the contracts."""
+
+    def __init__(self, config: LlmConfig, persona: Persona | None = None, llama: llama_cpp.Llama | None = None):
+        self.config = config
+        self.persona = persona or Persona()
+        if llama is None:
+            check_file(Path(config.model_path), "llm")
+            llama = llama_cpp.Llama(
+                model_path=str(config.model_path),
+                n_ctx=config.n_ctx,
+                n_batch=min(config.n_batch, config.n_ctx),
+                n_threads=config.n_threads,
+                n_gpu_layers=config.n_gpu_layers,
+                seed=config.seed,
+                flash_attn=config.flash_attn,
+                verbose=False,
+            )
+        self.llama = llama
+        self.n_ctx = llama.n_ctx()
+        self._vocab = llama_cpp.llama_model_get_vocab(llama.model)
+        self._mem = llama_cpp.llama_get_memory(llama.ctx)
+        self.can_shift = bool(llama_cpp.llama_memory_can_shift(self._mem))
+        self.format = self._make_format()
+        self._close_tokens = self._tokenize(self.format.reply_close())
+        self._sampler = self._make_sampler()
+        self.ledger = Ledger()
+        self.history: list[Message] = []
+        self.shifts = 0
+        self.discarded = 0
+        self.turn_count = 0
+        self.last_stats: TurnStats | None = None
+        self.system_prompt = self.persona.render()
+        self._eval_system()
+
+    # ----- set-up -------------------------------------------------------------------------
+    def _make_format(self) -> ChatFormat:
+        template = self.llama.metadata.get("tokenizer.chat_template")
+        if template:
+            try:
+                return JinjaChatFormat(template, self._token_text(self.llama.token_bos()), self._token_text(self.llama.token_eos()))
+            except TemplateError as exc:
+                log.warning("model chat template unusable (%s); using the plain transcript format", exc)
+        return PlainChatFormat(self.persona.person, self.persona.bot)
+
+    def _token_text(self, token: int) -> str:
+        if token < 0:
+            return ""
+        return self.llama.detokenize([token], special=True).decode("utf-8", errors="replace")
+
+    def _make_sampler(self) -> llama_cpp.llama_sampler_p:
+        c = self.config
+        chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
+        add = llama_cpp.llama_sampler_chain_add
+        add(chain, llama_cpp.llama_sampler_init_penalties(c.repeat_last_n, c.repeat_penalty, 0.0, 0.0))
+        if c.temperature <= 0:
+            add(chain, llama_cpp.llama_sampler_init_greedy())
+        else:
+            add(chain, llama_cpp.llama_sampler_init_top_k(c.top_k))
+            add(chain, llama_cpp.llama_sampler_init_top_p(c.top_p, 1))
+            add(chain, llama_cpp.llama_sampler_init_temp(c.temperature))
+            add(chain, llama_cpp.llama_sampler_init_dist(c.seed & 0xFFFFFFFF))
+        return chain
+
+    def _tokenize(self, parts: list[Part]) -> list[int]:
+        out: list[int] = []
+        for p in parts:
+            out += self.llama.tokenize(p.text.encode("utf-8"), add_bos=False, special=p.special)
+        return out
+
+    def _eval_system(self) -> None:
+        tokens = self._tokenize(self.format.system(self.system_prompt))
+        bos = self.llama.token_bos()
+        if llama_cpp.llama_vocab_get_add_bos(self._vocab) and bos >= 0 and tokens[:1] != [bos]:
+            tokens.insert(0, bos)
+        if len(tokens) > self.n_ctx // 2:
+            raise ValueError(f"system prompt is {len(tokens)} tokens; the context is only {self.n_ctx}")
+        llama_cpp.llama_memory_clear(self._mem, True)
+        self.llama.n_tokens = 0
+        self.llama.eval(tokens)
+        self.ledger = Ledger(n_keep=len(tokens))
+
+    # ----- context bookkeeping ---------------------------------------------------------------
+    @property
+    def n_past(self) -> int:
+        return self.llama.n_tokens
+
+    def _eval(self, tokens: list[int]) -> None:
+        """Evaluate tokens at the end of the context, shifting first if they would not fit."""
+        n_discard = self.ledger.plan_discard(len(tokens), self.n_ctx, self.config.discard_share)
+        if n_discard:
+            self._discard(n_discard)
+        self.llama.eval(tokens)
+        self.ledger.add(len(tokens))
+
+    def _discard(self, n_discard: int) -> None:
+        n_keep, n_past = self.ledger.n_keep, self.n_past
+        ids = self.llama.input_ids
+        if self.can_shift:
+            llama_cpp.llama_memory_seq_rm(self._mem, 0, n_keep, n_keep + n_discard)
+            llama_cpp.llama_memory_seq_add(self._mem, 0, n_keep + n_discard, n_past, -n_discard)
+            ids[n_keep : n_past - n_discard] = ids[n_keep + n_discard : n_past].copy()
+            self.llama.n_tokens = n_past - n_discard
+        else:
+            survivors = [*ids[:n_keep].tolist(), *ids[n_keep + n_discard : n_past].tolist()]
+            llama_cpp.llama_memory_clear(self._mem, True)
+            self.llama.n_tokens = 0
+            self.llama.eval(survivors)
+        self.ledger.apply_discard(n_discard)
+        self.shifts += 1
+        self.discarded += n_discard
+        log.info("context full: discarded %d tokens after the first %d (shift %d)", n_discard, n_keep, self.shifts)
+
+    def _rollback(self, n: int) -> None:
+        """Remove the last `n` tokens of the current turn from the cache."""
+        if n <= 0:
+            return
+        end = self.n_past - n
+        llama_cpp.llama_memory_seq_rm(self._mem, 0, end, -1)
+        self.llama.n_tokens = end
+        self.ledger.remove_tail(n)
+
+    def cache_pos_max(self) -> int:
+        """Highest position in the KV cache (n_past - 1 when consistent)."""
+        return int(llama_cpp.llama_memory_seq_pos_max(self._mem, 0))
+
+    def cache_pos_min(self) -> int:
+        return int(llama_cpp.llama_memory_seq_pos_min(self._mem, 0))
+
+    # ----- turns -----------------------------------------------------------------------------
+    def _user_tokens(self, text: str) -> tuple[list[int], int]:
+        """Tokens of the user segment; a monologue too large for the context loses its head."""
+        parts = self.format.user(text)
+        tokens = self._tokenize(parts)
+        limit = int(self.config.max_user_share * (self.n_ctx - self.ledger.n_keep))
+        if len(tokens) <= limit:
+            return tokens, 0
+        content = self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+        excess = len(tokens) - limit
+        kept = self.llama.detokenize(content[excess:]).decode("utf-8", errors="ignore")
+        log.warning("user turn of %d tokens trimmed to its last %d", len(tokens), limit)
+        return self._tokenize(self.format.user("…" + kept))[-limit:], excess
+
+    def stream(self, text: str, cancel: threading.Event | None = None) -> Iterator[str]:
+        """Append a user turn and yield the reply as text pieces while it is generated.
+
+        Stops on end-of-generation tokens, the format's stop strings, `max_tokens`, or `cancel`.
+        When the iterator finishes or is closed early, the reply is committed and closed
+        (see the module docstring), and `last_stats` holds the turn's counters.
+        """
+        t0 = time.perf_counter()
+        self.turn_count += 1
+        stats = TurnStats(turn=self.turn_count, n_ctx=self.n_ctx)
+        shifts0, discarded0 = self.shifts, self.discarded
+        tokens, stats.user_trimmed = self._user_tokens(text)
+        self.ledger.begin_turn()
+        self._eval(tokens)
+        stats.prompt_tokens = len(tokens)
+        t_prompt = time.perf_counter()
+        stats.t_prompt_ms = (t_prompt - t0) * 1000
+        self.history.append(Message("user", text))
+
+        reply = _ReplyText(self.format.stop_strings)
+        pending: int | None = None
+        reason = "max_tokens"
+        llama_cpp.llama_sampler_reset(self._sampler)
+        try:
+            for _ in range(self.config.max_tokens):
+                if pending is not None:
+                    self._eval([pending])
+                    reply.mark_token(self.n_past)
+                    pending = None
+                if cancel is not None and cancel.is_set():
+                    reason = "cancelled"
+                    break
+                tok = llama_cpp.llama_sampler_sample(self._sampler, self.llama.ctx, -1)
+                stats.gen_tokens += 1
+                if llama_cpp.llama_vocab_is_eog(self._vocab, tok):
+                    reason = "eog"
+                    break
+                pending = tok
+                piece = reply.feed(self.llama.detokenize([tok]))
+                if reply.stopped:
+                    reason = "stop_string"
+                if piece:
+                    if not stats.t_first_token_ms:
+                        stats.t_first_token_ms = (time.perf_counter() - t0) * 1000
+                    yield piece
+                if reply.stopped:
+                    break
+        finally:
+            if pending is not None:
+                self._eval([pending])
+                reply.mark_token(self.n_past)
+            tail = reply.finish()
+            if reply.stopped:
+                self._rollback(reply.tokens_after_stop(self.n_past))
+            if self._close_tokens:
+                self._eval(self._close_tokens)
+            stats.stop_reason = reason
+            self.history.append(Message("assistant", reply.text, interrupted=reason == "cancelled"))
+            stats.t_gen_ms = (time.perf_counter() - t_prompt) * 1000
+            stats.n_past, stats.n_keep = self.n_past, self.ledger.n_keep
+            stats.shifts, stats.discarded = self.shifts - shifts0, self.discarded - discarded0
+            self.last_stats = stats
+        if tail:
+            yield tail
+
+    def say(self, text: str, cancel: threading.Event | None = None) -> str:
+        """Blocking convenience: the whole reply to `text`."""
+        return "".join(self.stream(text, cancel)).strip()
+
+    def reset(self) -> None:
+        """Start a new conversation: drop every turn, keep the evaluated system prompt."""
+        llama_cpp.llama_memory_seq_rm(self._mem, 0, self.ledger.n_keep, -1)
+        self.llama.n_tokens = self.ledger.n_keep
+        self.ledger.turns.clear()
+        self.history.clear()
+        self.turn_count = 0
+
+    def close(self) -> None:
+        if self._sampler is not None:
+            llama_cpp.llama_sampler_free(self._sampler)
+            self._sampler = None
+        self.llama.close()
+
+
+class _ReplyText:
+    """Streams reply bytes to text: UTF-8-safe, holding back text that may begin a stop string."""
+
+    def __init__(self, stop_strings: tuple[str, ...]):
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._stops = stop_strings
+        self._text = ""  # decoded so far
+        self._emitted = 0
+        self._stop_at: int | None = None
+        self._token_ends: list[tuple[int, int]] = []  # (n_past after token, text length then)
+        self.stopped = False
+
+    @property
+    def text(self) -> str:
+        end = self._stop_at if self._stop_at is not None else len(self._text)
+        return self._text[:end].strip()
+
+    def feed(self, data: bytes) -> str:
+        self._text += self._decoder.decode(data)
+        for s in self._stops:
+            idx = self._text.find(s)
+            if idx >= 0 and (self._stop_at is None or idx < self._stop_at):
+                self._stop_at = idx
+                self.stopped = True
+        limit = self._stop_at if self._stop_at is not None else len(self._text) - self._held_back()
+        piece = self._text[self._emitted : limit]
+        self._emitted = max(self._emitted, limit)
+        return piece
+
+    def _held_back(self) -> int:
+        """Length of the longest text suffix that is a proper prefix of a stop string."""
+        best = 0
+        for s in self._stops:
+            for k in range(min(len(s) - 1, len(self._text)), 0, -1):
+                if self._text.endswith(s[:k]):
+                    best = max(best, k)
+                    break
+        return best
+
+    def mark_token(self, n_past: int) -> None:
+        self._token_ends.append((n_past, len(self._text)))
+
+    def tokens_after_stop(self, n_past: int) -> int:
+        """How many evaluated tokens lie (even partly) beyond the stop string's start."""
+        if self._stop_at is None:
+            return 0
+        keep = next((p for p, end in reversed(self._token_ends) if end <= self._stop_at), None)
+        first = self._token_ends[0][0] - 1 if self._token_ends else n_past
+        return n_past - (keep if keep is not None else first)
+
+    def finish(self) -> str:
+        self._text += self._decoder.decode(b"", final=True)
+        end = self._stop_at if self._stop_at is not None else len(self._text)
+        piece = self._text[self._emitted : end]
+        self._emitted = end
+        return piece

@@ -1,0 +1,47 @@
+"""Persona: who is talking to whom, and the system prompt that says so.
+
+The prompt is talk-llama's idea adapted to chat templates. `{person}`, `{bot}`, `{time}` and
+`{year}` are substituted by plain replacement (other braces in a user's prompt are left alone).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+DEFAULT_PROMPT_FILE = Path(__file__).resolve().parents[2] / "assets" / "persona.txt"
+FALLBACK_PROMPT = "You are {bot}, a helpful voice assistant talking with {person}. Answer briefly."
+
+
+def default_prompt() -> str:
+    try:
+        return DEFAULT_PROMPT_FILE.read_text(encoding="utf-8").strip()
+    except OSError:
+        return FALLBACK_PROMPT
+
+
+@dataclass(frozen=True)
+class Persona:
+    person: str = "User"
+    bot: str = "Aria"
+    prompt: str = field(default_factory=default_prompt)
+
+    def render(self, now: datetime | None = None) -> str:
+        now = now or datetime.now()
+        values = {
+            "{person}": self.person,
+            "{bot}": self.bot,
+            "{time}": now.strftime("%H:%M"),
+            "{year}": str(now.year),
+        }
+        text = self.prompt
+        for key, value in values.items():
+            text = text.replace(key, value)
+        return text
+
+    def fingerprint(self) -> str:
+        """Identifies the persona independent of the time it was rendered (for sessions)."""
+        raw = "\x00".join((self.person, self.bot, self.prompt)).encode("utf-8")
+        return hashlib.sha256(raw).hexdigest()[:16]
