@@ -137,7 +137,8 @@ class Conversation:
         c = self.config
         chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
         add = llama_cpp.llama_sampler_chain_add
-        add(chain, llama_cpp.llama_sampler_init_penalties(c.repeat_last_n, c.repeat_penalty, 0.0, 0.0))
+        n_vocab = self.llama.n_vocab()
+        add(chain, llama_cpp.llama_sampler_init_penalties(n_vocab, c.repeat_last_n, c.repeat_penalty, 0.0, 0.0))
         if c.temperature <= 0:
             add(chain, llama_cpp.llama_sampler_init_greedy())
         else:

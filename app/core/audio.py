@@ -1,0 +1,208 @@
+"""Microphone: a sounddevice input stream delivered as 16 kHz mono float32.
+
+The device is opened at 16 kHz when it supports it, otherwise at its default rate and resampled
+with soxr (streaming, so block edges are seamless). Everything captured goes into a bounded ring
+buffer (`ring_s` seconds; memory never grows), which gives push-to-talk its pre-roll: an
+utterance starts `preroll_s` before the press. Each ~20 ms block is also handed to `on_block`
+(the hands-free segmenter) and its level to `on_level` (a meter; ~50 Hz).
+
+Threads: PortAudio's callback thread calls `on_block`/`on_level`/`on_error`; keep them short.
+A stream error (device unplugged, stream finished unexpectedly) becomes `on_error(message)` and
+the Microphone can be reopened with `open()`. `stop_utterance()` never blocks on the device.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import soxr
+
+log = logging.getLogger(__name__)
+RATE = 16000
+BLOCK_S = 0.02
+
+
+class MicrophoneError(RuntimeError):
+    """The microphone cannot be opened; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Level:
+    rms: float
+    peak: float
+
+
+@dataclass(frozen=True)
+class InputDevice:
+    index: int
+    name: str
+    hostapi: str
+    channels: int
+    default_rate: float
+    is_default: bool
+
+
+def list_input_devices() -> list[InputDevice]:
+    import sounddevice as sd
+
+    try:
+        default_in = sd.default.device[0]
+        hostapis = sd.query_hostapis()
+        return [
+            InputDevice(i, d["name"], hostapis[d["hostapi"]]["name"], d["max_input_channels"],
+                        d["default_samplerate"], i == default_in)
+            for i, d in enumerate(sd.query_devices())
+            if d["max_input_channels"] > 0
+        ]
+    except Exception as exc:  # PortAudio missing/broken
+        raise MicrophoneError(f"cannot list audio devices: {exc}") from exc
+
+
+def resolve_device(spec: int | str | None) -> int | None:
+    """Device index for an index, a (case-insensitive, partial) name, or None for the default."""
+    if spec is None or spec == "":
+        return None
+    if isinstance(spec, int) or str(spec).isdigit():
+        return int(spec)
+    matches = [d for d in list_input_devices() if str(spec).lower() in d.name.lower()]
+    if not matches:
+        raise MicrophoneError(f"no input device matches {spec!r}; see `talk-llama doctor` for the list")
+    return matches[0].index
+
+
+class Microphone:
+    """Captures continuously while open; utterances are slices of the ring buffer."""
+
+    def __init__(
+        self,
+        device: int | str | None = None,
+        ring_s: float = 40.0,
+        preroll_s: float = 0.25,
+        on_block: Callable[[np.ndarray], None] | None = None,
+        on_level: Callable[[Level], None] | None = None,
+        on_error: Callable[[str], None] | None = None,
+    ) -> None:
+        self.device = device
+        self.preroll_s = preroll_s
+        self.on_block = on_block
+        self.on_level = on_level
+        self.on_error = on_error
+        self._ring = np.zeros(int(ring_s * RATE), dtype=np.float32)
+        self._written = 0  # total samples ever written (monotonic position)
+        self._lock = threading.Lock()
+        self._stream = None
+        self._resampler: soxr.ResampleStream | None = None
+        self._mark: int | None = None
+        self.capture_rate = RATE
+        self.overflows = 0
+
+    # ----- device --------------------------------------------------------------------------
+    def open(self) -> None:
+        """Open and start the input stream. Raises MicrophoneError with a clear message."""
+        import sounddevice as sd
+
+        self.close()
+        try:
+            index = resolve_device(self.device)
+            info = sd.query_devices(index, "input")
+        except (ValueError, sd.PortAudioError) as exc:
+            raise MicrophoneError(
+                f"no microphone available ({exc}). Plug one in or pick another input device; "
+                "typing still works."
+            ) from exc
+        try:
+            sd.check_input_settings(device=index, channels=1, samplerate=RATE, dtype="float32")
+            rate = RATE
+        except Exception:
+            rate = int(info["default_samplerate"])
+        self.capture_rate = rate
+        self._resampler = None if rate == RATE else soxr.ResampleStream(rate, RATE, 1, dtype="float32")
+        try:
+            self._stream = sd.InputStream(
+                device=index, channels=1, samplerate=rate, dtype="float32",
+                blocksize=int(rate * BLOCK_S), callback=self._callback,
+                finished_callback=self._finished,
+            )
+            self._stream.start()
+        except Exception as exc:
+            self._stream = None
+            raise MicrophoneError(f"cannot open microphone {info['name']!r}: {exc}") from exc
+        log.info("microphone %r open at %d Hz", info["name"], rate)
+
+    def close(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            try:
+                stream.abort()
+                stream.close()
+            except Exception as exc:
+                log.debug("closing input stream: %s", exc)
+
+    @property
+    def is_open(self) -> bool:
+        return self._stream is not None and self._stream.active
+
+    def _finished(self) -> None:
+        if self._stream is not None and self.on_error:  # not a close() we asked for
+            self.on_error("the microphone stopped (device unplugged or failed); reopen it in Settings")
+
+    def _callback(self, indata: np.ndarray, frames: int, _time, status) -> None:
+        if status and status.input_overflow:
+            self.overflows += 1
+        mono = indata[:, 0]
+        block = self._resampler.resample_chunk(mono) if self._resampler else mono.copy()
+        self.write(block)
+
+    def write(self, block: np.ndarray) -> None:
+        """Append 16 kHz samples (the stream's callback does this; tests may too)."""
+        n = len(block)
+        if n == 0:
+            return
+        with self._lock:
+            cap = len(self._ring)
+            if n >= cap:
+                block, n = block[-cap:], cap
+            start = self._written % cap
+            first = min(n, cap - start)
+            self._ring[start : start + first] = block[:first]
+            self._ring[: n - first] = block[first:]
+            self._written += n
+        if self.on_level:
+            self.on_level(Level(float(np.sqrt(np.mean(block**2))), float(np.max(np.abs(block)))))
+        if self.on_block:
+            self.on_block(block)
+
+    # ----- utterances -----------------------------------------------------------------------
+    @property
+    def position(self) -> int:
+        return self._written
+
+    def read(self, start: int, end: int | None = None) -> np.ndarray:
+        """Samples between absolute positions (clamped to what the ring still holds)."""
+        with self._lock:
+            end = self._written if end is None else min(end, self._written)
+            start = max(start, self._written - len(self._ring), 0)
+            if end <= start:
+                return np.zeros(0, dtype=np.float32)
+            cap = len(self._ring)
+            idx = np.arange(start, end) % cap
+            return self._ring[idx].copy()
+
+    def start_utterance(self) -> None:
+        """Push-to-talk pressed: the utterance begins `preroll_s` before now."""
+        self._mark = max(0, self._written - int(self.preroll_s * RATE))
+
+    def stop_utterance(self) -> np.ndarray:
+        """Push-to-talk released: the utterance's samples (empty if none was started)."""
+        if self._mark is None:
+            return np.zeros(0, dtype=np.float32)
+        mark, self._mark = self._mark, None
+        return self.read(mark)
+
+    @property
+    def utterance_s(self) -> float:
+        return 0.0 if self._mark is None else (self._written - self._mark) / RATE

@@ -1,0 +1,222 @@
+"""Speaker: queue sentences, synthesize ahead, play through sounddevice, stop at once.
+
+Two threads owned by the Speaker: the synthesis thread turns queued sentences into PCM (sentence
+N+1 is synthesized while N plays), the playback thread writes PCM to an output stream in ~20 ms
+blocks. `stop()` (any thread) clears both queues and aborts the stream, which ends the sound in
+a few milliseconds; it returns without waiting for the threads.
+
+Events go to `on_event(SpeakerEvent)` from the Speaker's threads: `sentence_started`,
+`sentence_finished`, `queue_empty`, `error`. Without a TTS engine the Speaker reports one error
+event and otherwise ignores `say()` (the app keeps working text-only).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from app.core.tts import Synthesizer, TtsUnavailable
+
+log = logging.getLogger(__name__)
+BLOCK_S = 0.02
+
+
+@dataclass
+class SpeakerEvent:
+    kind: str  # sentence_started | sentence_finished | queue_empty | error
+    text: str = ""
+    index: int = -1
+    t: float = field(default_factory=time.perf_counter)
+    message: str = ""
+
+
+@dataclass
+class SpeakerConfig:
+    voice: str | None = None
+    rate: int | None = None  # words per minute (espeak default 175)
+    volume: float | None = None  # 0..1
+    device: int | str | None = None  # sounddevice output device
+
+
+class Speaker:
+    """Interruptible sentence-by-sentence speech. Call `close()` when done."""
+
+    def __init__(self, config: SpeakerConfig | None = None, on_event: Callable[[SpeakerEvent], None] | None = None):
+        self.config = config or SpeakerConfig()
+        self.on_event = on_event or (lambda e: None)
+        self.available = True
+        self.problem = ""
+        try:
+            self._synth: Synthesizer | None = Synthesizer.get()
+        except TtsUnavailable as exc:
+            self._synth, self.available, self.problem = None, False, str(exc)
+            log.warning("speech output disabled: %s", exc)
+        self._text_q: queue.Queue[tuple[int, int, str] | None] = queue.Queue()
+        self._pcm_q: queue.Queue[tuple[int, int, str, np.ndarray] | None] = queue.Queue()
+        self._generation = 0  # bumped by stop(): stale work is dropped
+        self._index = 0
+        self._pending = 0
+        self._lock = threading.Lock()
+        self._stream = None
+        self._closed = False
+        self._threads = [
+            threading.Thread(target=self._synth_loop, name="speaker-synth", daemon=True),
+            threading.Thread(target=self._play_loop, name="speaker-play", daemon=True),
+        ]
+        for t in self._threads:
+            t.start()
+
+    # ----- public API ----------------------------------------------------------------------
+    def say(self, sentence: str) -> None:
+        """Queue one sentence (non-blocking)."""
+        if not sentence.strip():
+            return
+        if not self.available:
+            self._emit(SpeakerEvent("error", sentence, message=self.problem))
+            return
+        with self._lock:
+            self._pending += 1
+            self._index += 1
+            item = (self._generation, self._index, sentence)
+        self._text_q.put(item)
+
+    @property
+    def busy(self) -> bool:
+        return self._pending > 0
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until everything queued has been played; False on timeout."""
+        end = None if timeout is None else time.monotonic() + timeout
+        while self._pending > 0:
+            if end is not None and time.monotonic() > end:
+                return False
+            time.sleep(0.005)
+        return True
+
+    def stop(self) -> None:
+        """Silence now: drop queued sentences and abort playback. Returns promptly."""
+        with self._lock:
+            self._generation += 1
+            self._pending = 0
+        for q in (self._text_q, self._pcm_q):
+            _drain(q)
+        stream = self._stream
+        if stream is not None:
+            try:
+                stream.abort()
+            except Exception as exc:  # already closed by the playback thread
+                log.debug("abort: %s", exc)
+
+    def close(self) -> None:
+        self.stop()
+        self._closed = True
+        self._text_q.put(None)
+        self._pcm_q.put(None)
+        for t in self._threads:
+            t.join(timeout=2)
+        self._close_stream()
+
+    # ----- threads -------------------------------------------------------------------------
+    def _emit(self, event: SpeakerEvent) -> None:
+        try:
+            self.on_event(event)
+        except Exception:
+            log.exception("speaker event handler failed")
+
+    def _finish_one(self, gen: int) -> None:
+        with self._lock:
+            if gen == self._generation and self._pending > 0:
+                self._pending -= 1
+                empty = self._pending == 0
+            else:
+                empty = False
+        if empty:
+            self._emit(SpeakerEvent("queue_empty"))
+
+    def _synth_loop(self) -> None:
+        while (item := self._text_q.get()) is not None:
+            gen, index, text = item
+            if gen != self._generation:
+                continue
+            try:
+                assert self._synth is not None
+                pcm = self._synth.synthesize(text, self.config.voice, self.config.rate, self.config.volume)
+            except Exception as exc:
+                log.exception("synthesis failed")
+                self._emit(SpeakerEvent("error", text, index, message=f"speech synthesis failed: {exc}"))
+                self._finish_one(gen)
+                continue
+            if gen == self._generation:
+                self._pcm_q.put((gen, index, text, pcm))
+
+    def _open_stream(self):
+        import sounddevice as sd
+
+        assert self._synth is not None
+        stream = sd.OutputStream(
+            samplerate=self._synth.sample_rate, channels=1, dtype="float32",
+            device=self.config.device, latency="low",
+        )
+        stream.start()
+        return stream
+
+    def _close_stream(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            try:
+                stream.abort()
+                stream.close()
+            except Exception as exc:
+                log.debug("closing output stream: %s", exc)
+
+    def _play_loop(self) -> None:
+        while True:
+            try:
+                item = self._pcm_q.get(timeout=0.5)
+            except queue.Empty:
+                self._close_stream()  # idle: release the device
+                continue
+            if item is None:
+                return
+            gen, index, text, pcm = item
+            if gen != self._generation:
+                continue
+            self._play_one(gen, index, text, pcm)
+
+    def _play_one(self, gen: int, index: int, text: str, pcm: np.ndarray) -> None:
+        try:
+            if self._stream is None or not self._stream.active:
+                self._close_stream()
+                self._stream = self._open_stream()
+            stream = self._stream
+            block = int(self._synth.sample_rate * BLOCK_S) if self._synth else 441
+            self._emit(SpeakerEvent("sentence_started", text, index))
+            for start in range(0, len(pcm), block):
+                if gen != self._generation:
+                    break
+                stream.write(pcm[start : start + block])
+            if gen == self._generation:
+                self._emit(SpeakerEvent("sentence_finished", text, index))
+        except Exception as exc:
+            if gen == self._generation:  # an abort from stop() is not an error
+                log.warning("audio output failed: %s", exc)
+                self._emit(SpeakerEvent("error", text, index, message=f"audio output failed: {exc}"))
+            self._close_stream()
+        self._finish_one(gen)
+
+
+def _drain(q: queue.Queue) -> None:
+    while True:
+        try:
+            item = q.get_nowait()
+        except queue.Empty:
+            return
+        if item is None:  # keep shutdown sentinels
+            q.put(None)
+            return

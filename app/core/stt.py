@@ -1,0 +1,186 @@
+"""Transcriber: whisper.cpp (pywhispercpp) speech-to-text that never invents a turn.
+
+`transcribe(audio)` takes 16 kHz mono float32 and returns a `Transcript`. Before whisper runs,
+a speech gate (vad.speech_stats) rejects silence, hum, clicks and noise; after it, bracketed
+annotations are stripped ([BLANK_AUDIO], (music)), non-ASCII text is kept, low-probability
+output is rejected, and whisper's stock hallucinations ("Thank you.", "you") are dropped when
+the audio was near-silent. `audio_ctx` is sized to the clip (1 unit = 20 ms) with a margin,
+which cuts the encoder's cost for short clips; clips over 30 s are transcribed in windows.
+
+Threading: one Transcriber is used by one thread at a time (a lock enforces it); it blocks for
+the transcription. Never call it on a GUI thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from app.core.catalog import check_file
+from app.core.vad import SpeechStats, VadConfig, speech_stats
+
+log = logging.getLogger(__name__)
+RATE = 16000
+WINDOW_S = 30.0
+FULL_AUDIO_CTX = 1500
+ANNOTATION = re.compile(r"\[[^\]]*\]|\([^)]*\)|\*[^*]*\*|♪+")
+STOCK_HALLUCINATIONS = frozenset(
+    s.lower()
+    for s in (
+        "you", "thank you", "thank you.", "thanks for watching!", "thanks for watching.",
+        "thank you for watching.", "bye.", "bye", "okay.", "so", "uh", "um", "hmm", ".",
+        "thank you very much.", "i'm sorry.", "you.",
+    )
+)
+
+
+@dataclass
+class SttConfig:
+    model_path: Path
+    n_threads: int = 2
+    language: str = "en"  # "auto" for multilingual models; .en models always use English
+    initial_prompt: str = ""
+    max_tokens: int = 0  # 0 = automatic (scaled to the clip); talk-llama's -mt
+    audio_ctx: int = 0  # 0 = automatic (sized to the clip); talk-llama's -ac
+    translate: bool = False
+    min_prob: float = 0.30  # mean token probability below this rejects the transcript
+    gate: bool = True  # reject clips without speech before running whisper
+
+
+@dataclass
+class Transcript:
+    text: str
+    raw_text: str = ""
+    prob: float = 0.0
+    duration_s: float = 0.0
+    transcribe_s: float = 0.0
+    audio_ctx: int = 0
+    rejected: bool = False
+    reason: str = ""
+    speech: SpeechStats | None = None
+
+    def as_json(self) -> dict:
+        return {
+            "text": self.text, "duration_s": round(self.duration_s, 3),
+            "transcribe_s": round(self.transcribe_s, 3), "prob": round(self.prob, 3),
+            "rejected": self.rejected, "reason": self.reason,
+        }
+
+
+def auto_audio_ctx(n_samples: int, margin: float = 1.15, extra: int = 64) -> int:
+    """Encoder context for a clip: its length in 20 ms units, plus a margin, in steps of 32."""
+    units = math.ceil(n_samples / RATE * 50 * margin) + extra
+    return min(FULL_AUDIO_CTX, int(math.ceil(units / 32) * 32))
+
+
+def clean_text(text: str) -> str:
+    """Remove annotations and collapse whitespace; keeps every script (no ASCII-only regex)."""
+    text = ANNOTATION.sub(" ", text)
+    text = text.replace(">>", " ")
+    return re.sub(r"\s+", " ", text).strip(" -")
+
+
+def collapse_repeats(text: str) -> str:
+    """Drop immediate repetitions of a sentence (whisper's decoding loops)."""
+    sentences = re.split(r"(?<=[.!?])\s+", text)
+    out: list[str] = []
+    for sent in sentences:
+        if not out or sent.strip().lower() != out[-1].strip().lower():
+            out.append(sent)
+    return " ".join(out)
+
+
+def is_stock_hallucination(text: str) -> bool:
+    t = text.strip().lower()
+    return t in STOCK_HALLUCINATIONS or t.rstrip(".!") in STOCK_HALLUCINATIONS
+
+
+class Transcriber:
+    """A loaded whisper model. See the module docstring for the contract."""
+
+    def __init__(self, config: SttConfig, vad: VadConfig | None = None) -> None:
+        from pywhispercpp.model import Model
+
+        self.config = config
+        self.vad = vad or VadConfig()
+        path = Path(config.model_path)
+        check_file(path, "whisper")
+        self.english_only = ".en" in path.name
+        self._lock = threading.Lock()
+        self._model = Model(
+            str(path), n_threads=config.n_threads, print_progress=False, print_realtime=False,
+            print_timestamps=False, redirect_whispercpp_logs_to=None,
+        )
+
+    def _language(self) -> str:
+        if self.english_only:
+            return "en"
+        return "auto" if self.config.language in ("", "auto") else self.config.language
+
+    def _run(self, audio: np.ndarray, audio_ctx: int) -> tuple[str, float]:
+        c = self.config
+        # A token budget scaled to the clip stops the repetition loops whisper can fall into.
+        budget = math.ceil(len(audio) / RATE * 7) + 12
+        max_tokens = min(c.max_tokens, budget) if c.max_tokens else budget
+        segments = self._model.transcribe(
+            audio, extract_probability=True, language=self._language(), translate=c.translate,
+            initial_prompt=c.initial_prompt, single_segment=True, no_context=True,
+            max_tokens=max_tokens, audio_ctx=audio_ctx, suppress_blank=True,
+            n_threads=c.n_threads,
+        )
+        texts = [s.text for s in segments]
+        probs = [s.probability for s in segments if not math.isnan(s.probability)]
+        return collapse_repeats(" ".join(texts).strip()), float(np.mean(probs)) if probs else 0.0
+
+    def transcribe(self, audio: np.ndarray, audio_ctx: int | None = None) -> Transcript:
+        """Blocking. `audio_ctx`: None = config (0 = automatic), or an explicit value."""
+        audio = np.ascontiguousarray(audio, dtype=np.float32)
+        result = Transcript(text="", duration_s=len(audio) / RATE)
+        t0 = time.perf_counter()
+        stats = speech_stats(audio, self.vad)
+        result.speech = stats
+        if len(audio) < RATE // 10:
+            return self._reject(result, "too short", t0)
+        if self.config.gate and stats.speech_ms < 100:
+            return self._reject(result, "no speech detected", t0)
+        window = int(WINDOW_S * RATE)
+        texts, probs = [], []
+        with self._lock:
+            for start in range(0, len(audio), window):
+                chunk = audio[start : start + window]
+                if len(chunk) < RATE // 4 and start > 0:
+                    continue
+                ctx = audio_ctx if audio_ctx is not None else self.config.audio_ctx
+                ctx = ctx or auto_audio_ctx(len(chunk))
+                # whisper needs at least 1 s of input; pad short clips with silence
+                if len(chunk) < RATE:
+                    chunk = np.pad(chunk, (0, RATE - len(chunk)))
+                text, prob = self._run(chunk, ctx)
+                result.audio_ctx = max(result.audio_ctx, ctx)
+                texts.append(text)
+                probs.append(prob)
+        result.raw_text = " ".join(texts).strip()
+        result.prob = float(np.mean(probs)) if probs else 0.0
+        result.text = clean_text(result.raw_text)
+        if not result.text or not re.search(r"\w", result.text):
+            return self._reject(result, "nothing heard", t0)
+        if is_stock_hallucination(result.text) and stats.near_silent:
+            return self._reject(result, "hallucination on near-silent audio", t0)
+        if result.prob < self.config.min_prob:
+            return self._reject(result, f"low confidence ({result.prob:.2f})", t0)
+        result.transcribe_s = time.perf_counter() - t0
+        return result
+
+    @staticmethod
+    def _reject(result: Transcript, reason: str, t0: float) -> Transcript:
+        result.rejected, result.reason = True, reason
+        result.transcribe_s = time.perf_counter() - t0
+        log.info("transcript rejected: %s (%r)", reason, result.raw_text)
+        return result

@@ -1,0 +1,128 @@
+"""Speech synthesis with pyttsx3, as PCM in memory (no files, no aplay, no runAndWait).
+
+pyttsx3 2.99 on Linux drives libespeak-ng, but its own output path writes a temp WAV and shells
+out to `aplay`, its `stop()` cannot interrupt, its first `runAndWait()` returns early and
+`save_to_file` is sticky. We use pyttsx3 for what it does well (the engine, voice list, voice /
+rate / volume properties) and take the audio from its espeak binding directly: our callback
+collects the PCM of each sentence and signals completion. The `Speaker` (speaker.py) plays it.
+
+Thread-safety: espeak has one synthesis callback per process, so `Synthesizer` is a process-wide
+singleton guarded by a lock; `synthesize()` blocks for the synthesis (~10 ms for a sentence here).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+ESPEAK_RATE = 22050  # espeak-ng's native output rate for its own voices
+
+
+class TtsUnavailable(RuntimeError):
+    """No TTS engine or no voice; the message says what to install."""
+
+
+@dataclass(frozen=True)
+class Voice:
+    id: str
+    name: str
+    languages: tuple[str, ...]
+
+
+class Synthesizer:
+    """pyttsx3-configured espeak-ng synthesis to float32 PCM. Use `Synthesizer.get()`."""
+
+    _instance: Synthesizer | None = None
+    _instance_lock = threading.Lock()
+
+    @classmethod
+    def get(cls) -> Synthesizer:
+        with cls._instance_lock:
+            if cls._instance is None:
+                cls._instance = cls()
+            return cls._instance
+
+    def __init__(self) -> None:
+        try:
+            import pyttsx3
+            from pyttsx3.drivers import _espeak
+        except Exception as exc:  # OSError when libespeak-ng is missing
+            raise TtsUnavailable(f"pyttsx3/espeak-ng unavailable ({exc}); install espeak-ng") from exc
+        try:
+            self._engine = pyttsx3.init("espeak")
+        except Exception as exc:
+            raise TtsUnavailable(f"pyttsx3 could not start espeak-ng ({exc}); install espeak-ng") from exc
+        self._espeak = _espeak
+        self.voices = [
+            Voice(v.id, v.name, tuple(str(x) for x in (v.languages or ()))) for v in self._engine.getProperty("voices")
+        ]
+        if not self.voices:
+            raise TtsUnavailable("espeak-ng has no voices; install espeak-ng-data")
+        self.sample_rate = ESPEAK_RATE
+        self._lock = threading.Lock()
+        self._chunks: list[bytes] = []
+        self._done = threading.Event()
+        self._cancelled = False
+        _espeak.SetSynthCallback(self._on_synth)
+
+    def _on_synth(self, wav: ctypes.c_void_p, numsamples: int, events: ctypes.c_void_p) -> int:
+        """espeak's thread: collect samples; return 1 to abort when cancelled."""
+        if numsamples > 0 and wav:
+            self._chunks.append(ctypes.string_at(wav, numsamples * 2))
+        i = 0
+        while events[i].type != self._espeak.EVENT_LIST_TERMINATED:
+            if events[i].type == self._espeak.EVENT_MSG_TERMINATED:
+                self._done.set()
+            i += 1
+        return 1 if self._cancelled else 0
+
+    def find_voice(self, spec: str) -> Voice:
+        """A voice by id, name or language code (case-insensitive)."""
+        s = spec.lower()
+        for match in (
+            lambda v: v.id.lower() == s,
+            lambda v: v.name.lower() == s,
+            lambda v: any(lang.lower() == s for lang in v.languages),
+            lambda v: s in v.name.lower(),
+        ):
+            found = [v for v in self.voices if match(v)]
+            if found:
+                return found[0]
+        raise ValueError(f"no voice matches {spec!r}; see `talk-llama say --list-voices`")
+
+    def synthesize(
+        self, text: str, voice: str | None = None, rate: int | None = None, volume: float | None = None,
+        timeout: float = 30.0,
+    ) -> np.ndarray:
+        """Blocking: PCM float32 mono at `sample_rate` for `text` (empty array for empty text)."""
+        if not text.strip():
+            return np.zeros(0, dtype=np.float32)
+        with self._lock:
+            if voice:
+                self._engine.setProperty("voice", self.find_voice(voice).id)
+            if rate:
+                self._engine.setProperty("rate", int(rate))
+            if volume is not None:
+                self._engine.setProperty("volume", float(volume))
+            self._chunks, self._cancelled = [], False
+            self._done.clear()
+            err = self._espeak.Synth(
+                text.encode("utf-8"), flags=self._espeak.ENDPAUSE | self._espeak.CHARS_UTF8
+            )
+            if err not in (0, None):
+                raise RuntimeError(f"espeak-ng synthesis failed (error {err})")
+            if not self._done.wait(timeout):
+                self._cancelled = True
+                raise RuntimeError("espeak-ng synthesis timed out")
+            pcm = b"".join(self._chunks)
+        return np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0
+
+
+def list_voices() -> list[Voice]:
+    return Synthesizer.get().voices

@@ -1,0 +1,199 @@
+"""Voice activity: per-frame speech decisions, hands-free utterance segmentation, a speech gate.
+
+- `frame_is_speech`: WebRTC's VAD model (webrtcvad, a packaged model, offline) AND an energy test
+  on high-pass filtered audio (talk-llama's `freq_thold` idea) above an adaptive noise floor, so
+  hum, low noise and clicks do not count as speech.
+- `talk_llama_vad`: talk-llama's own end-of-speech rule (`vad_thold`, `freq_thold`, `last_ms`),
+  kept for parity with its flags and used by the benchmark as the baseline.
+- `Segmenter`: feed 16 kHz blocks; it reports `speech_started` and, once `end_silence_ms` of
+  non-speech follows speech, `utterance` (with pre-roll). Short pauses inside a sentence (below
+  `end_silence_ms`) do not cut it. Single-threaded: call `feed` from one thread.
+- `speech_stats` / `has_speech`: the gate in front of whisper that keeps silence and noise from
+  ever becoming a turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import webrtcvad
+from scipy.signal import butter, sosfilt, sosfilt_zi
+
+RATE = 16000
+FRAME = 320  # 20 ms
+
+
+@dataclass
+class VadConfig:
+    vad_thold: float = 0.6  # talk-llama -vth: end when last energy <= vad_thold * utterance energy
+    freq_thold: float = 100.0  # talk-llama -fth: high-pass cut-off (Hz)
+    aggressiveness: int = 2  # webrtcvad 0..3
+    min_speech_ms: int = 120  # speech this long starts an utterance
+    end_silence_ms: int = 400  # this much non-speech after speech ends it (<= 500 ms target)
+    preroll_ms: int = 250
+    max_utterance_s: float = 30.0
+    min_rms_db: float = -50.0  # absolute floor: quieter frames are never speech
+    snr_db: float = 9.0  # a speech frame must be this far above the noise floor
+
+
+def _highpass(cutoff: float):
+    return butter(2, cutoff, btype="highpass", fs=RATE, output="sos")
+
+
+def rms_db(x: np.ndarray) -> float:
+    return float(20 * np.log10(np.sqrt(np.mean(x.astype(np.float64) ** 2)) + 1e-10))
+
+
+class FrameClassifier:
+    """Stateful per-20 ms-frame speech decision (filter state and noise floor carry over)."""
+
+    def __init__(self, config: VadConfig) -> None:
+        self.config = config
+        self._vad = webrtcvad.Vad(config.aggressiveness)
+        self._sos = _highpass(config.freq_thold) if config.freq_thold > 0 else None
+        self._zi = sosfilt_zi(self._sos) * 0 if self._sos is not None else None
+        self.noise_db: float | None = None  # set from the first frame
+
+    def filter(self, frame: np.ndarray) -> np.ndarray:
+        if self._sos is None:
+            return frame
+        out, self._zi = sosfilt(self._sos, frame, zi=self._zi)
+        return out
+
+    def model(self, frame: np.ndarray) -> bool:
+        """WebRTC VAD's decision alone."""
+        pcm = (np.clip(frame, -1, 1) * 32767).astype("<i2").tobytes()
+        return self._vad.is_speech(pcm, RATE)
+
+    def __call__(self, frame: np.ndarray) -> bool:
+        level = rms_db(self.filter(frame))
+        if self.noise_db is None:
+            self.noise_db = level
+        loud = level > max(self.config.min_rms_db, self.noise_db + self.config.snr_db)
+        speech = loud and self.model(frame)
+        # Noise floor: follows quieter frames fast, steady non-speech sound slowly, speech barely.
+        rate = 0.002 if speech else (0.3 if level < self.noise_db else 0.05)
+        self.noise_db += rate * (level - self.noise_db)
+        return speech
+
+
+def talk_llama_vad(pcm: np.ndarray, last_ms: int, vad_thold: float, freq_thold: float) -> bool:
+    """talk-llama's `vad_simple`: True when the last `last_ms` are quiet relative to the whole."""
+    n_last = RATE * last_ms // 1000
+    if n_last >= len(pcm):
+        return False
+    if freq_thold > 0:
+        pcm = sosfilt(_highpass(freq_thold), pcm)
+    energy_all = float(np.mean(np.abs(pcm)))
+    energy_last = float(np.mean(np.abs(pcm[-n_last:])))
+    return energy_last <= vad_thold * energy_all
+
+
+@dataclass
+class SegmentEvent:
+    kind: str  # speech_started | utterance | capped
+    audio: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
+    end_sample: int = 0  # absolute sample index where speech ended (for latency measurement)
+
+
+class Segmenter:
+    """Hands-free utterance segmentation over a stream of 16 kHz blocks."""
+
+    def __init__(self, config: VadConfig | None = None, on_event: Callable[[SegmentEvent], None] | None = None):
+        self.config = config or VadConfig()
+        self.on_event = on_event or (lambda e: None)
+        self.classify = FrameClassifier(self.config)
+        self._pending = np.zeros(0, np.float32)
+        self._history: list[np.ndarray] = []  # pre-roll frames while idle
+        self._utt: list[np.ndarray] = []
+        self._speech_run = 0
+        self._silence_run = 0
+        self._in_speech = False
+        self._sample = 0
+        self._last_speech_end = 0
+        self.enabled = True
+
+    def reset(self) -> None:
+        self._history.clear()
+        self._utt.clear()
+        self._speech_run = self._silence_run = 0
+        self._in_speech = False
+
+    def feed(self, block: np.ndarray) -> list[SegmentEvent]:
+        """Process samples; returns (and sends to on_event) the events they complete."""
+        events: list[SegmentEvent] = []
+        data = np.concatenate([self._pending, block]) if len(self._pending) else block
+        n = len(data) // FRAME * FRAME
+        self._pending = data[n:].copy()
+        for i in range(0, n, FRAME):
+            ev = self._frame(data[i : i + FRAME])
+            if ev is not None:
+                events.append(ev)
+                self.on_event(ev)
+        return events
+
+    def _frame(self, frame: np.ndarray) -> SegmentEvent | None:
+        c = self.config
+        self._sample += FRAME
+        speech = self.classify(frame) if self.enabled else False
+        frame_ms = 1000 * FRAME // RATE
+        if not self._in_speech:
+            self._history.append(frame)
+            keep = (c.preroll_ms + c.min_speech_ms) // frame_ms + 1
+            del self._history[:-keep]
+            self._speech_run = self._speech_run + 1 if speech else 0
+            if self._speech_run * frame_ms >= c.min_speech_ms:
+                self._in_speech = True
+                self._utt = list(self._history)
+                self._silence_run = 0
+                return SegmentEvent("speech_started")
+            return None
+        self._utt.append(frame)
+        if speech:
+            self._silence_run = 0
+            self._last_speech_end = self._sample
+        else:
+            self._silence_run += 1
+        if self._silence_run * frame_ms >= c.end_silence_ms:
+            return self._close("utterance")
+        if len(self._utt) * frame_ms >= c.max_utterance_s * 1000:
+            return self._close("capped")
+        return None
+
+    def _close(self, kind: str) -> SegmentEvent:
+        audio = np.concatenate(self._utt)
+        self._utt, self._history = [], []
+        self._in_speech = False
+        self._speech_run = 0
+        return SegmentEvent(kind, audio, self._last_speech_end)
+
+
+@dataclass(frozen=True)
+class SpeechStats:
+    speech_ms: int
+    total_ms: int
+    peak_db: float
+    rms_db: float
+
+    @property
+    def near_silent(self) -> bool:
+        return self.speech_ms < 200 or self.rms_db < -45
+
+
+def speech_stats(audio: np.ndarray, config: VadConfig | None = None) -> SpeechStats:
+    """How much of a whole clip is speech: frames the WebRTC model calls speech whose
+    high-passed level is `snr_db` above the clip's own noise floor (10th percentile level)."""
+    c = config or VadConfig()
+    cls = FrameClassifier(c)
+    n = len(audio) // FRAME * FRAME
+    if n == 0:
+        return SpeechStats(0, 0, -200.0, -200.0)
+    frames = audio[:n].reshape(-1, FRAME)
+    levels = np.array([rms_db(cls.filter(f)) for f in frames])
+    floor = float(np.percentile(levels, 10))
+    thresh = max(c.min_rms_db, floor + c.snr_db)
+    speech = sum(1 for f, lv in zip(frames, levels, strict=True) if lv > thresh and cls.model(f))
+    peak = float(20 * np.log10(np.max(np.abs(audio)) + 1e-10))
+    return SpeechStats(speech * 20, len(frames) * 20, peak, rms_db(audio))

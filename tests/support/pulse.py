@@ -1,0 +1,104 @@
+"""A private PulseAudio server with virtual devices, for tests and benchmarks.
+
+Devices: sink `speaker` (what the app plays; record it from `speaker.monitor`), sink `micfeed`
+(play WAVs into it) and source `mic` (remapped from `micfeed.monitor`: what the app records).
+`norewinds=1` keeps the first second of capture from being lost. PortAudio reaches the server
+through ALSA's pulse plugin, so the environment must be set BEFORE sounddevice is imported.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+MODULES = """
+load-module module-native-protocol-unix auth-anonymous=1 socket={socket}
+load-module module-null-sink sink_name=speaker norewinds=1 sink_properties=device.description=speaker
+load-module module-null-sink sink_name=micfeed norewinds=1 channels=1 sink_properties=device.description=micfeed
+load-module module-remap-source source_name=mic master=micfeed.monitor source_properties=device.description=mic
+set-default-sink speaker
+set-default-source mic
+"""
+
+
+class VirtualAudio:
+    """Start/stop the server; helpers to feed the mic and record the speaker."""
+
+    def __init__(self) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="tl-pulse-"))
+        self.socket = self.dir / "native"
+        self.env = {
+            "PULSE_SERVER": f"unix:{self.socket}",
+            "PULSE_COOKIE": str(self.dir / "cookie"),
+            "XDG_RUNTIME_DIR": str(self.dir),
+            "PULSE_RUNTIME_PATH": str(self.dir),
+        }
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> VirtualAudio:
+        if shutil.which("pulseaudio") is None:
+            raise RuntimeError("pulseaudio is not installed (make test installs it)")
+        (self.dir / "default.pa").write_text(MODULES.format(socket=self.socket))
+        env = {**os.environ, **self.env, "HOME": str(self.dir)}
+        self.proc = subprocess.Popen(
+            ["pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit",
+             "--use-pid-file=no", "--system=no", "-F", str(self.dir / "default.pa"), "--log-target=stderr"],
+            env=env, stdout=subprocess.DEVNULL, stderr=open(self.dir / "pulse.log", "wb"),
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if subprocess.run(["pactl", "info"], env=env, capture_output=True).returncode == 0:
+                os.environ.update(self.env)
+                return self
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        raise RuntimeError(f"PulseAudio did not start: {(self.dir / 'pulse.log').read_text()[-2000:]}")
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def pactl(self, *args: str) -> str:
+        env = {**os.environ, **self.env}
+        return subprocess.run(["pactl", *args], env=env, capture_output=True, text=True, check=True).stdout
+
+    def play_into_mic(self, wav: Path) -> subprocess.Popen:
+        """Start feeding a WAV file into the virtual microphone (returns the paplay process)."""
+        return subprocess.Popen(["paplay", "--device=micfeed", str(wav)], env={**os.environ, **self.env})
+
+    def record_speaker(self, out: Path) -> subprocess.Popen:
+        """Start recording what is played on the virtual speaker (terminate() to stop)."""
+        return subprocess.Popen(
+            ["parecord", "--device=speaker.monitor", "--channels=1", "--rate=16000",
+             "--format=s16le", "--file-format=wav", str(out)],
+            env={**os.environ, **self.env},
+        )
+
+
+def stop_recording(proc: subprocess.Popen, path: Path) -> tuple[np.ndarray, int]:
+    proc.terminate()
+    proc.wait(5)
+    data, sr = sf.read(path, dtype="float32")
+    return data, sr
+
+
+def envelope(samples: np.ndarray, sr: int, win_s: float = 0.01) -> np.ndarray:
+    """RMS per window: used to find where sound starts and stops in a recording."""
+    win = max(1, int(sr * win_s))
+    n = len(samples) // win
+    if n == 0:
+        return np.zeros(0)
+    return np.sqrt(np.mean(samples[: n * win].reshape(n, win) ** 2, axis=1))
