@@ -13,9 +13,9 @@ import sys
 from collections.abc import Sequence
 
 from app import __version__
-from app.cli import doctor, models_cmd, say, transcribe
+from app.cli import chat, doctor, models_cmd, say, transcribe
 
-SUBCOMMANDS = [transcribe, say, models_cmd, doctor]
+SUBCOMMANDS = [chat, transcribe, say, models_cmd, doctor]
 
 
 def build_parser() -> argparse.ArgumentParser:

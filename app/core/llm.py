@@ -116,7 +116,7 @@ class Conversation:
         self.turn_count = 0
         self.last_stats: TurnStats | None = None
         self.system_prompt = self.persona.render()
-        self._eval_system()
+        self.restart_context()
 
     # ----- set-up -------------------------------------------------------------------------
     def _make_format(self) -> ChatFormat:
@@ -154,7 +154,8 @@ class Conversation:
             out += self.llama.tokenize(p.text.encode("utf-8"), add_bos=False, special=p.special)
         return out
 
-    def _eval_system(self) -> None:
+    def restart_context(self) -> None:
+        """Clear the cache and evaluate the system prompt alone (history is kept as text)."""
         tokens = self._tokenize(self.format.system(self.system_prompt))
         bos = self.llama.token_bos()
         if llama_cpp.llama_vocab_get_add_bos(self._vocab) and bos >= 0 and tokens[:1] != [bos]:
@@ -291,6 +292,19 @@ class Conversation:
             self.last_stats = stats
         if tail:
             yield tail
+
+    def _turn_tokens(self, user: str, reply: str) -> list[int]:
+        return self._tokenize([*self.format.user(user), Part(reply, False)]) + self._close_tokens
+
+    def turn_cost(self, user: str, reply: str) -> int:
+        """Tokens a past exchange takes when replayed."""
+        return len(self._turn_tokens(user, reply))
+
+    def append_turn(self, user: str, reply: str) -> None:
+        """Evaluate a past exchange as one turn (session replay); no generation."""
+        self.ledger.begin_turn()
+        self._eval(self._turn_tokens(user, reply))
+        self.turn_count += 1
 
     def say(self, text: str, cancel: threading.Event | None = None) -> str:
         """Blocking convenience: the whole reply to `text`."""

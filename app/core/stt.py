@@ -74,9 +74,10 @@ class Transcript:
         }
 
 
-def auto_audio_ctx(n_samples: int, margin: float = 1.15, extra: int = 64) -> int:
-    """Encoder context for a clip: its length in 20 ms units, plus a margin, in steps of 32."""
-    units = math.ceil(n_samples / RATE * 50 * margin) + extra
+def auto_audio_ctx(n_samples: int, margin: float = 1.15, extra: int = 64, floor: int = 512) -> int:
+    """Encoder context for a clip: its length in 20 ms units plus a margin, at least `floor`
+    (10 s; smaller contexts raised the error rate in bench/stt.py), in steps of 32."""
+    units = max(floor, math.ceil(n_samples / RATE * 50 * margin) + extra)
     return min(FULL_AUDIO_CTX, int(math.ceil(units / 32) * 32))
 
 

@@ -128,7 +128,7 @@ def _find_boundary(text: str, final: bool) -> int | None:
 _CODE_FENCE = re.compile(r"^\s*```.*$", re.MULTILINE)
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+", re.MULTILINE)
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+", re.MULTILINE)
-_EMPHASIS = re.compile(r"(\*\*|__|\*|_|~~|`)(?=\S)(.+?)(?<=\S)\1")
+_EMPHASIS = re.compile(r"(?<!\w)(\*\*|__|\*|_|~~|`)(?=\S)(.+?)(?<=\S)\1(?!\w)")
 _LINK = re.compile(r"\[([^\]]+)\]\((?:[^)]+)\)")
 _URL = re.compile(r"\b(?:https?://|www\.)([^\s/:?#]+)[^\s]*", re.IGNORECASE)
 _EMOJI = re.compile(

@@ -1,0 +1,165 @@
+"""`talk-llama chat`: the terminal assistant, with talk-llama's flags.
+
+Voice (hands-free by default, `--ptt` for Enter-toggled push-to-talk) or typed (`--text`: one
+user line per stdin line). Prints the dialogue as `Person: ...` / `Bot: ...`, or with `--jsonl`
+one JSON object per turn. Ctrl+C ends cleanly: the session is saved and devices are closed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "chat", help="terminal assistant (voice, or --text)", allow_abbrev=False,
+        description="Talk to the assistant in the terminal. Flags follow whisper.cpp's talk-llama.",
+    )
+    a = p.add_argument
+    a("--text", action="store_true", help="typed input: one user message per stdin line")
+    a("--ptt", action="store_true", help="push-to-talk: Enter starts and stops listening")
+    a("--jsonl", action="store_true", help="print one JSON object per turn instead of the dialogue")
+    a("-t", "--threads", type=int, default=2, help="threads for whisper and llama")
+    a("-vms", "--voice-ms", type=int, default=10000, help="longest utterance in ms (hands-free)")
+    a("-c", "--capture", default=None, help="input device index or name")
+    a("-o", "--output-device", default=None, help="output device index or name")
+    a("-mt", "--max-tokens", type=int, default=256, help="maximum tokens per reply")
+    a("-ac", "--audio-ctx", type=int, default=0, help="whisper encoder context (0 = sized to the clip)")
+    a("-ngl", "--n-gpu-layers", type=int, default=0, help="layers to offload to a GPU")
+    a("-vth", "--vad-thold", type=float, default=0.6, help="voice activity threshold (talk-llama)")
+    a("-fth", "--freq-thold", type=float, default=100.0, help="high-pass cut-off in Hz")
+    a("-tr", "--translate", action="store_true", help="translate speech to English")
+    a("-ps", "--print-special", action="store_true", help="print special tokens of the context")
+    a("-pe", "--print-energy", action="store_true", help="print the input level")
+    a("-vp", "--verbose-prompt", action="store_true", help="print the system prompt at start")
+    a("-ng", "--no-gpu", action="store_true", help="never use a GPU")
+    a("-fa", "--flash-attn", action="store_true", help="flash attention")
+    a("-p", "--person", default="User", help="the user's name")
+    a("-bn", "--bot-name", default="Aria", help="the assistant's name")
+    a("-w", "--wake-command", default="", help="utterances must start with this phrase")
+    a("-ho", "--heard-ok", default="", help="phrase spoken before generating a reply")
+    a("-l", "--language", default="en", help="spoken language (auto for multilingual models)")
+    a("-mw", "--model-whisper", default=None, help="ggml Whisper model file")
+    a("-ml", "--model-llama", default=None, help="GGUF model file")
+    a("-s", "--speak", default=None, help="external command to speak replies (instead of pyttsx3)")
+    a("-sf", "--speak-file", default=None, help="file the external speak command reads text from")
+    a("--prompt-file", default=None, help="system prompt file ({person} {bot} {time} {year})")
+    a("--session", default=None, help="session folder: resume from it and save after each turn")
+    a("-f", "--file", default=None, help="also append the dialogue to this text file")
+    a("--ctx-size", type=int, default=2048, help="llama context size in tokens")
+    a("--seed", type=int, default=0, help="sampling seed")
+    a("--temp", type=float, default=0.3, help="sampling temperature (0 = greedy)")
+    p.set_defaults(run=run)
+
+
+def llm_config(args: argparse.Namespace):
+    from app.core.catalog import default_model_path
+    from app.core.llm import LlmConfig
+
+    return LlmConfig(
+        model_path=Path(args.model_llama) if args.model_llama else default_model_path("llm"),
+        n_ctx=args.ctx_size, n_threads=args.threads,
+        n_gpu_layers=0 if args.no_gpu else args.n_gpu_layers, seed=args.seed,
+        max_tokens=args.max_tokens, flash_attn=args.flash_attn, temperature=args.temp,
+    )
+
+
+def persona(args: argparse.Namespace):
+    from app.core.persona import Persona
+
+    if args.prompt_file:
+        return Persona(args.person, args.bot_name, Path(args.prompt_file).read_text(encoding="utf-8"))
+    return Persona(args.person, args.bot_name)
+
+
+def turn_record(stats, user: str, reply: str) -> dict:
+    return {
+        "turn": stats.turn, "user": user, "reply": reply,
+        "prompt_tokens": stats.prompt_tokens, "gen_tokens": stats.gen_tokens,
+        "n_past": stats.n_past, "n_ctx": stats.n_ctx, "n_keep": stats.n_keep,
+        "shifts": stats.shifts, "discarded": stats.discarded,
+        "t_prompt_ms": round(stats.t_prompt_ms, 1), "t_first_token_ms": round(stats.t_first_token_ms, 1),
+        "t_gen_ms": round(stats.t_gen_ms, 1),
+    }
+
+
+class Transcript:
+    """Prints the dialogue (talk-llama style) to stdout and optionally a file."""
+
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self.file = open(args.file, "a", encoding="utf-8") if args.file else None
+
+    def line(self, text: str, end: str = "\n") -> None:
+        if not self.args.jsonl:
+            print(text, end=end, flush=True)
+        if self.file:
+            self.file.write(text + end)
+            self.file.flush()
+
+    def close(self) -> None:
+        if self.file:
+            self.file.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.text:
+        return run_text(args)
+    from app.cli.chat_voice import run_voice
+
+    return run_voice(args)
+
+
+def run_text(args: argparse.Namespace) -> int:
+    from app.core import session
+    from app.core.catalog import ModelError
+    from app.core.llm import Conversation
+
+    try:
+        conv = Conversation(llm_config(args), persona(args))
+    except (ModelError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    out = Transcript(args)
+    session_dir = Path(args.session) if args.session else None
+    if session_dir:
+        res = session.load(conv, session_dir)
+        if res.message:
+            print(f"warning: {res.message}", file=sys.stderr)
+    if args.verbose_prompt:
+        print(conv.system_prompt, file=sys.stderr)
+    bot, person = conv.persona.bot, conv.persona.person
+    try:
+        for raw in sys.stdin:
+            text = raw.strip()
+            if not text:
+                continue
+            out.line(f"{person}: {text}")
+            out.line(f"{bot}:", end="")
+            pieces = []
+            for piece in conv.stream(text):
+                pieces.append(piece)
+                out.line(piece if pieces[1:] else " " + piece.lstrip(), end="")
+            out.line("")
+            reply = "".join(pieces).strip()
+            if args.jsonl:
+                print(json.dumps(turn_record(conv.last_stats, text, reply), ensure_ascii=False), flush=True)
+            if args.print_special:
+                ids = conv.llama.input_ids[: conv.n_past].tolist()
+                print(conv.llama.detokenize(ids, special=True).decode("utf-8", "replace"), file=sys.stderr)
+            if session_dir:
+                session.save(conv, session_dir)
+    except KeyboardInterrupt:
+        print("", file=sys.stderr)
+    finally:
+        if session_dir and conv.history:
+            session.save(conv, session_dir)
+        out.close()
+        conv.close()
+    return 0

@@ -1,0 +1,158 @@
+"""Session files: resume a Conversation after a restart without re-evaluating it.
+
+A session folder holds `state.bin` (llama.cpp's context state with its token list, written by
+`llama_state_save_file`) and `session.json` (format version, model and persona fingerprints,
+n_ctx, the token ledger and the readable history). Both are written to temporary names and
+renamed into place, state first, so a crash mid-save leaves the previous session intact.
+
+On load: if the fingerprints and n_ctx match and the state's tokens agree with the ledger, the
+cache is restored as it was (no evaluation). Otherwise, or when the state is unreadable, the
+session is reported (`LoadResult.message`) and the newest history that fits is re-evaluated.
+Nothing here is fatal. Call from the thread that owns the Conversation.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import logging
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import llama_cpp
+
+from app.core.catalog import sha256_of
+from app.core.ledger import Ledger
+from app.core.llm import Conversation, Message
+
+log = logging.getLogger(__name__)
+VERSION = 1
+STATE = "state.bin"
+META = "session.json"
+
+
+@dataclass
+class LoadResult:
+    resumed: bool  # True: cache restored without evaluation
+    replayed_turns: int = 0  # turns re-evaluated from history instead
+    message: str = ""  # why the saved state was not used (empty when resumed or no session)
+    seconds: float = 0.0
+
+
+def fingerprint(conv: Conversation) -> dict[str, object]:
+    return {
+        "version": VERSION,
+        "model_sha256": sha256_of(Path(conv.config.model_path)),
+        "persona": conv.persona.fingerprint(),
+        "n_ctx": conv.n_ctx,
+    }
+
+
+def save(conv: Conversation, directory: Path) -> None:
+    """Atomically write the session (blocking; ~tens of ms for small contexts)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    n = conv.n_past
+    tokens = (llama_cpp.llama_token * n)(*conv.llama.input_ids[:n].tolist())
+    tmp_state = directory / f".{STATE}.tmp"
+    if not llama_cpp.llama_state_save_file(conv.llama.ctx, str(tmp_state).encode(), tokens, n):
+        tmp_state.unlink(missing_ok=True)
+        raise OSError(f"llama.cpp could not write {tmp_state}")
+    meta = {
+        **fingerprint(conv),
+        "n_past": n,
+        "system_prompt": conv.system_prompt,
+        "ledger": {"n_keep": conv.ledger.n_keep, "turns": conv.ledger.turns},
+        "shifts": conv.shifts,
+        "discarded": conv.discarded,
+        "turn_count": conv.turn_count,
+        "history": [asdict(m) for m in conv.history],
+        "saved_at": time.time(),
+    }
+    tmp_meta = directory / f".{META}.tmp"
+    tmp_meta.write_text(json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8")
+    os.replace(tmp_state, directory / STATE)
+    os.replace(tmp_meta, directory / META)
+
+
+def read_history(directory: Path) -> list[Message]:
+    """The readable history of a saved session (empty if none/corrupt)."""
+    try:
+        meta = json.loads((directory / META).read_text(encoding="utf-8"))
+        return [Message(**m) for m in meta.get("history", [])]
+    except (OSError, ValueError, TypeError):
+        return []
+
+
+def load(conv: Conversation, directory: Path) -> LoadResult:
+    """Restore `conv` from `directory` (see module docstring). `conv` must be fresh."""
+    t0 = time.perf_counter()
+    meta_path = directory / META
+    if not meta_path.exists():
+        return LoadResult(False)
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        history = [Message(**m) for m in meta.get("history", [])]
+    except (OSError, ValueError, TypeError) as exc:
+        msg = f"session {meta_path} is corrupt ({exc}); starting a new conversation"
+        log.warning(msg)
+        return LoadResult(False, message=msg, seconds=time.perf_counter() - t0)
+    expected = fingerprint(conv)
+    mismatch = [k for k, v in expected.items() if meta.get(k) != v]
+    if not mismatch:
+        problem = _restore_state(conv, directory, meta)
+        if problem is None:
+            conv.history = history
+            conv.shifts, conv.discarded = meta.get("shifts", 0), meta.get("discarded", 0)
+            conv.turn_count = meta.get("turn_count", len(history) // 2)
+            return LoadResult(True, seconds=time.perf_counter() - t0)
+        msg = f"saved state unusable ({problem}); re-evaluating the conversation"
+    else:
+        msg = f"session was made with a different {', '.join(mismatch)}; re-evaluating the conversation"
+    log.warning(msg)
+    replayed = replay(conv, history)
+    return LoadResult(False, replayed, msg, time.perf_counter() - t0)
+
+
+def _restore_state(conv: Conversation, directory: Path, meta: dict) -> str | None:
+    n_past = int(meta["n_past"])
+    ledger = Ledger(int(meta["ledger"]["n_keep"]), [int(x) for x in meta["ledger"]["turns"]])
+    if ledger.n_past != n_past or ledger.n_keep != conv.ledger.n_keep:
+        return "ledger does not match the saved token count"
+    cap = conv.n_ctx
+    tokens = (llama_cpp.llama_token * cap)()
+    n_out = ctypes.c_size_t(0)
+    ok = llama_cpp.llama_state_load_file(
+        conv.llama.ctx, str(directory / STATE).encode(), tokens, cap, ctypes.byref(n_out)
+    )
+    if not ok or n_out.value != n_past:
+        # A failed load may leave the cache half-written: rebuild the system prompt.
+        conv.restart_context()
+        return "state file unreadable or truncated"
+    conv.llama.input_ids[:n_past] = list(tokens[:n_past])
+    conv.llama.n_tokens = n_past
+    conv.ledger = ledger
+    if conv.cache_pos_max() != n_past - 1:
+        conv.restart_context()
+        return "restored cache is inconsistent"
+    return None
+
+
+def replay(conv: Conversation, history: list[Message]) -> int:
+    """Re-evaluate the newest complete turns of `history` that fit in half the free context."""
+    pairs = [(u, a) for u, a in zip(history[::2], history[1::2], strict=False) if u.role == "user" and a.role == "assistant"]
+    budget = (conv.n_ctx - conv.ledger.n_keep) // 2
+    chosen: list[tuple[Message, Message]] = []
+    used = 0
+    for u, a in reversed(pairs):
+        cost = conv.turn_cost(u.text, a.text)
+        if used + cost > budget:
+            break
+        chosen.append((u, a))
+        used += cost
+    chosen.reverse()
+    for u, a in chosen:
+        conv.append_turn(u.text, a.text)
+    conv.history = list(history)
+    return len(chosen)

@@ -1,0 +1,82 @@
+"""Test session set-up: real models, a private PulseAudio server, offscreen Qt.
+
+The audio environment must exist before anything imports sounddevice (PortAudio enumerates
+devices once), so the server starts in pytest_configure, before test modules are imported.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+import soxr
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from app.core import catalog  # noqa: E402
+from tests.support.pulse import VirtualAudio  # noqa: E402
+
+ARTIFACTS = Path(__file__).parent / "artifacts"
+_AUDIO: VirtualAudio | None = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _AUDIO
+    ARTIFACTS.mkdir(exist_ok=True)
+    if shutil.which("pulseaudio"):
+        _AUDIO = VirtualAudio().start()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _AUDIO is not None:
+        _AUDIO.stop()
+
+
+@pytest.fixture(scope="session")
+def virtual_audio() -> VirtualAudio:
+    if _AUDIO is None:
+        pytest.fail("PulseAudio is not installed; run `make test`, which installs it")
+    return _AUDIO
+
+
+@pytest.fixture(scope="session")
+def llm_model() -> Path:
+    path = catalog.default_model_path("llm")
+    catalog.check_file(path, "llm")
+    return path
+
+
+@pytest.fixture(scope="session")
+def whisper_model() -> Path:
+    path = catalog.default_model_path("whisper")
+    catalog.check_file(path, "whisper")
+    return path
+
+
+def espeak(text: str, out: Path, rate: int = 16000, voice: str = "en-us", wpm: int = 160) -> Path:
+    """Synthesize `text` with the espeak-ng command (independent of the app's TTS) as a WAV."""
+    raw = out.with_suffix(".raw.wav")
+    subprocess.run(["espeak-ng", "-v", voice, "-s", str(wpm), "-w", str(raw), text], check=True)
+    data, sr = sf.read(raw, dtype="float32")
+    raw.unlink()
+    if sr != rate:
+        data = soxr.resample(data, sr, rate)
+    sf.write(out, data, rate, subtype="PCM_16")
+    return out
+
+
+def load16k(path: Path) -> np.ndarray:
+    data, sr = sf.read(path, dtype="float32", always_2d=True)
+    mono = data.mean(axis=1)
+    return soxr.resample(mono, sr, 16000) if sr != 16000 else mono
+
+
+@pytest.fixture(scope="session")
+def speech_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("speech")
