@@ -79,6 +79,7 @@ class TurnStats:
     n_keep: int = 0
     shifts: int = 0
     discarded: int = 0
+    shifts_in_reply: int = 0  # shifts made while generating (the reply outgrew the space)
     stop_reason: str = ""
     user_trimmed: int = 0
 
@@ -102,7 +103,9 @@ class Conversation:
                 verbose=False,
             )
         self.llama = llama
-        self.n_ctx = llama.n_ctx()
+        # llama.cpp may pad its context (e.g. 384 -> 512); llama-cpp-python's token array keeps
+        # the requested size. The smaller one is the real limit.
+        self.n_ctx = min(llama.n_ctx(), len(llama.input_ids))
         self._vocab = llama_cpp.llama_model_get_vocab(llama.model)
         self._mem = llama_cpp.llama_get_memory(llama.ctx)
         self.can_shift = bool(llama_cpp.llama_memory_can_shift(self._mem))
@@ -243,6 +246,7 @@ class Conversation:
         self.ledger.begin_turn()
         self._eval(tokens)
         stats.prompt_tokens = len(tokens)
+        shifts_after_prompt = self.shifts
         t_prompt = time.perf_counter()
         stats.t_prompt_ms = (t_prompt - t0) * 1000
         self.history.append(Message("user", text))
@@ -289,6 +293,7 @@ class Conversation:
             stats.t_gen_ms = (time.perf_counter() - t_prompt) * 1000
             stats.n_past, stats.n_keep = self.n_past, self.ledger.n_keep
             stats.shifts, stats.discarded = self.shifts - shifts0, self.discarded - discarded0
+            stats.shifts_in_reply = self.shifts - shifts_after_prompt
             self.last_stats = stats
         if tail:
             yield tail
