@@ -14,14 +14,13 @@ import os
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from bench.common import emit, pct, speak_16k, wer  # noqa: E402
-from bench.phrases import PHRASES  # noqa: E402
-
-from app.core.catalog import default_model_path  # noqa: E402
-from app.core.stt import FULL_AUDIO_CTX, SttConfig, Transcriber  # noqa: E402
-from app.core.vad import RATE, Segmenter, VadConfig, talk_llama_vad  # noqa: E402
+from app.core.catalog import default_model_path
+from app.core.stt import FULL_AUDIO_CTX, SttConfig, Transcriber
+from app.core.vad import RATE, Segmenter, VadConfig, talk_llama_vad
+from bench.common import emit, pct, speak_16k, wer
+from bench.phrases import PHRASES
 
 VOICES = ("en-us", "en-gb")
 

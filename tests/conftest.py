@@ -19,8 +19,8 @@ import soxr
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from app.core import catalog  # noqa: E402
-from tests.support.pulse import VirtualAudio  # noqa: E402
+from app.core import catalog
+from tests.support.pulse import VirtualAudio
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 _AUDIO: VirtualAudio | None = None

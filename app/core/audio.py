@@ -204,5 +204,10 @@ class Microphone:
         return self.read(mark)
 
     @property
+    def utterance_start(self) -> int | None:
+        """Absolute sample position where the current utterance begins (None when idle)."""
+        return self._mark
+
+    @property
     def utterance_s(self) -> float:
         return 0.0 if self._mark is None else (self._written - self._mark) / RATE

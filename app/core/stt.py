@@ -88,8 +88,11 @@ def clean_text(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip(" -")
 
 
-def collapse_repeats(text: str) -> str:
-    """Drop immediate repetitions of a sentence (whisper's decoding loops)."""
+def collapse_repeats(text: str, duration_s: float) -> str:
+    """Drop immediate repetitions of a sentence when the text is longer than the audio could
+    hold (whisper's decoding loops); genuinely repeated sentences in long audio are kept."""
+    if len(text.split()) <= 4 * duration_s + 3:
+        return text
     sentences = re.split(r"(?<=[.!?])\s+", text)
     out: list[str] = []
     for sent in sentences:
@@ -138,7 +141,8 @@ class Transcriber:
         )
         texts = [s.text for s in segments]
         probs = [s.probability for s in segments if not math.isnan(s.probability)]
-        return collapse_repeats(" ".join(texts).strip()), float(np.mean(probs)) if probs else 0.0
+        text = collapse_repeats(" ".join(texts).strip(), len(audio) / RATE)
+        return text, float(np.mean(probs)) if probs else 0.0
 
     def transcribe(self, audio: np.ndarray, audio_ctx: int | None = None) -> Transcript:
         """Blocking. `audio_ctx`: None = config (0 = automatic), or an explicit value."""

@@ -1,0 +1,249 @@
+"""Speech input on real parts: the PulseAudio virtual mic, webrtcvad, whisper tiny.en."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+import soxr
+from scipy.signal import lfilter
+
+from app.core.audio import Microphone, MicrophoneError
+from app.core.stt import SttConfig, Transcriber, auto_audio_ctx, clean_text
+from app.core.vad import RATE, Segmenter, VadConfig
+from tests.conftest import espeak, load16k
+
+GOOD_PHRASES = [
+    "Tell me something interesting about the moon.",
+    "How do I make a cup of tea?",
+    "I would like to listen to some music.",
+    "Remind me to call my mother tomorrow.",
+]
+
+
+@pytest.fixture(scope="module")
+def transcriber(whisper_model: Path) -> Transcriber:
+    return Transcriber(SttConfig(whisper_model))
+
+
+def words(s: str) -> list[str]:
+    import re
+
+    return re.findall(r"[a-z']+", s.lower())
+
+
+@pytest.mark.parametrize("phrase", GOOD_PHRASES)
+def test_espeak_phrases_transcribe_word_accurately(transcriber, speech_dir, phrase) -> None:
+    wav = espeak(phrase, speech_dir / f"{abs(hash(phrase))}.wav", wpm=140)
+    result = transcriber.transcribe(load16k(wav))
+    assert not result.rejected, result.reason
+    assert words(result.text) == words(phrase)
+    assert 0 < result.prob <= 1 and result.audio_ctx == auto_audio_ctx(len(load16k(wav)))
+
+
+def noise_clips() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(42)
+    n = 3 * RATE
+    t = np.arange(n) / RATE
+    clips: dict[str, np.ndarray] = {"digital-silence": np.zeros(n), "dc-offset": np.full(n, 0.05)}
+    white = rng.standard_normal(n)
+    pink = lfilter([0.049922035, -0.095993537, 0.050612699, -0.004408786], [1, -2.494956002, 2.017265875, -0.522189400], white)
+    brown = np.cumsum(white)
+    brown -= lfilter([1], [1, -0.995], brown) * 0  # keep raw random walk
+    brown = brown - np.convolve(brown, np.ones(400) / 400, mode="same")
+    for name, base in (("white", white), ("pink", pink), ("brown", brown)):
+        base = base / np.sqrt(np.mean(base**2))
+        for db in (-60, -45, -30, -20, -12):
+            clips[f"{name}{db}dB"] = base * 10 ** (db / 20)
+    for hz in (50, 60):
+        clips[f"hum{hz}"] = 0.2 * np.sin(2 * np.pi * hz * t) + 0.05 * np.sin(2 * np.pi * 3 * hz * t)
+    clicks = np.zeros(n)
+    clicks[:: RATE // 3] = 0.9
+    clips["clicks"] = clicks
+    clicks_noise = clicks + white * 0.003
+    clips["clicks-in-noise"] = clicks_noise
+    clips["fan"] = lfilter([1], [1, -0.97], white) * 0.01 + 0.02 * np.sin(2 * np.pi * 120 * t)
+    return {k: v.astype(np.float32) for k, v in clips.items()}
+
+
+def test_silence_and_noise_never_become_turns(transcriber) -> None:
+    clips = noise_clips()
+    assert len(clips) >= 20
+    turns = {}
+    for name, clip in clips.items():
+        result = transcriber.transcribe(clip)
+        if not result.rejected:
+            turns[name] = result.text
+        seg = Segmenter(VadConfig())
+        utterances = [e for e in seg.feed(clip) + seg.feed(np.zeros(RATE, np.float32)) if e.kind == "utterance"]
+        # A hands-free segment of noise is fine only if the transcriber then rejects it.
+        for u in utterances:
+            r = transcriber.transcribe(u.audio)
+            if not r.rejected:
+                turns[f"{name} (segmented)"] = r.text
+    assert turns == {}
+
+
+def test_annotations_are_stripped_and_non_ascii_kept() -> None:
+    assert clean_text("[BLANK_AUDIO]") == ""
+    assert clean_text(" (music) Hello [laughs] there *coughs* ♪") == "Hello there"
+    assert clean_text("Grüße aus Köln, 東京です") == "Grüße aus Köln, 東京です"
+
+
+def with_silence(speech: np.ndarray, lead_s: float, tail_s: float) -> np.ndarray:
+    rng = np.random.default_rng(1)
+    lead = rng.standard_normal(int(lead_s * RATE)).astype(np.float32) * 0.001
+    tail = rng.standard_normal(int(tail_s * RATE)).astype(np.float32) * 0.001
+    return np.concatenate([lead, speech, tail])
+
+
+def test_vad_closes_utterance_quickly_after_speech(speech_dir) -> None:
+    speech = load16k(espeak("Set a timer for ten minutes.", speech_dir / "timer.wav"))
+    audio = with_silence(speech, 0.5, 2.0)
+    speech_end = int(0.5 * RATE) + int(np.nonzero(np.abs(speech) > 0.02)[0][-1])
+    seg = Segmenter(VadConfig())
+    closed_at = None
+    for i in range(0, len(audio), 320):
+        if any(e.kind == "utterance" for e in seg.feed(audio[i : i + 320])):
+            closed_at = i + 320
+            break
+    assert closed_at is not None
+    latency_ms = (closed_at - speech_end) / RATE * 1000
+    assert latency_ms <= 500, latency_ms
+
+
+def test_vad_keeps_a_300ms_pause_inside_one_utterance(speech_dir) -> None:
+    a = load16k(espeak("I went to the shop", speech_dir / "a.wav"))
+    b = load16k(espeak("and bought some bread.", speech_dir / "b.wav"))
+    trim = lambda x: x[np.nonzero(np.abs(x) > 0.01)[0][0] : np.nonzero(np.abs(x) > 0.01)[0][-1]]  # noqa: E731
+    pause = np.zeros(int(0.3 * RATE), np.float32)
+    audio = with_silence(np.concatenate([trim(a), pause, trim(b)]), 0.5, 1.5)
+    seg = Segmenter(VadConfig())
+    events = seg.feed(audio)
+    utterances = [e for e in events if e.kind == "utterance"]
+    assert len(utterances) == 1
+    assert len(utterances[0].audio) / RATE > (len(trim(a)) + len(trim(b))) / RATE
+
+
+def test_long_utterance_is_transcribed_in_windows(transcriber, speech_dir) -> None:
+    phrase = "How do I make a cup of tea?"
+    one = load16k(espeak(phrase, speech_dir / "tea.wav", wpm=140))
+    gap = np.zeros(int(1.0 * RATE), np.float32)
+    audio = np.concatenate([one, gap] * 12)  # ~ 40 s: two windows
+    assert len(audio) / RATE > 30
+    result = transcriber.transcribe(audio)
+    assert not result.rejected
+    assert words(result.text).count("tea") >= 8  # both windows were transcribed
+
+
+# ----- the microphone, through the real PulseAudio virtual mic --------------------------------
+
+
+@pytest.fixture
+def mic(virtual_audio):
+    m = Microphone(preroll_s=0.25)
+    m.open()
+    yield m
+    m.close()
+
+
+def test_virtual_mic_delivers_the_fed_wav(mic, virtual_audio, speech_dir) -> None:
+    wav = espeak("Tell me something interesting about the moon.", speech_dir / "moon.wav")
+    source = load16k(wav)
+    start = mic.position
+    virtual_audio.play_into_mic(wav).wait(30)
+    time.sleep(0.5)
+    captured = mic.read(start)
+    # Locate the source in the capture by cross-correlation and compare.
+    corr = np.correlate(captured, source[: RATE // 2], mode="valid")
+    offset = int(np.argmax(corr))
+    aligned = captured[offset : offset + len(source)]
+    assert len(aligned) == len(source)
+    r = np.corrcoef(aligned, source)[0, 1]
+    assert r > 0.95, r
+    assert mic.capture_rate in (16000, 44100, 48000)
+
+
+def test_push_to_talk_keeps_preroll(mic, virtual_audio, speech_dir, transcriber) -> None:
+    """Press only once speech is already arriving: the pre-roll still holds its onset."""
+    wav = espeak("Remind me to call my mother tomorrow.", speech_dir / "remind.wav", wpm=140)
+    source = load16k(wav)
+    time.sleep(0.5)  # the microphone has been open a while, as in the app
+    start = mic.position
+    player = virtual_audio.play_into_mic(wav)
+    deadline = time.monotonic() + 10
+    while np.max(np.abs(mic.read(start)), initial=0) < 0.05:  # the user is already talking
+        assert time.monotonic() < deadline, "no audio arrived from the virtual mic"
+        time.sleep(0.01)
+    pressed_at = mic.position
+    mic.start_utterance()
+    preroll = pressed_at - mic.utterance_start
+    player.wait(30)
+    time.sleep(0.4)
+    utt = mic.stop_utterance()
+    assert 0.2 * RATE <= preroll <= 0.3 * RATE
+    onset = int(np.nonzero(np.abs(source) > 0.02)[0][0])
+    head = source[onset : onset + RATE // 10]
+    # normalized cross-correlation: where does the speech onset sit in the utterance?
+    windows = np.lib.stride_tricks.sliding_window_view(utt[: preroll + RATE // 10], len(head))
+    ncc = windows @ head / (np.linalg.norm(windows, axis=1) * np.linalg.norm(head) + 1e-9)
+    assert ncc.max() > 0.9 and int(ncc.argmax()) < preroll  # the onset came before the press
+    result = transcriber.transcribe(utt)
+    assert words(result.text) == words("Remind me to call my mother tomorrow.")
+
+
+def test_level_events_arrive_at_20hz_or_more(virtual_audio) -> None:
+    levels = []
+    m = Microphone(on_level=levels.append)
+    m.open()
+    time.sleep(1.0)
+    m.close()
+    assert len(levels) >= 20
+
+
+def test_ring_buffer_is_bounded() -> None:
+    m = Microphone(ring_s=2.0)
+    for _ in range(500):
+        m.write(np.ones(1600, np.float32))
+    assert m._ring.nbytes == 2 * RATE * 4
+    assert len(m.read(0)) == 2 * RATE
+
+
+def test_missing_device_gives_clear_error(virtual_audio) -> None:
+    with pytest.raises(MicrophoneError, match="no input device matches 'no-such-mic'"):
+        Microphone(device="no-such-mic").open()
+    with pytest.raises(MicrophoneError, match="typing still works"):
+        Microphone(device=99).open()
+
+
+# ----- CLI ----------------------------------------------------------------------------------
+
+
+def test_transcribe_cli_formats_and_errors(speech_dir, tmp_path) -> None:
+    wav = espeak("How do I make a cup of tea?", speech_dir / "cli.wav", wpm=140)
+    audio = load16k(wav)
+    flac, ogg = tmp_path / "tea.flac", tmp_path / "tea.ogg"
+    sf.write(flac, soxr.resample(audio, RATE, 44100), 44100)
+    sf.write(ogg, soxr.resample(audio, RATE, 48000), 48000, format="OGG", subtype="VORBIS")
+    silent = tmp_path / "silence.wav"
+    sf.write(silent, np.zeros(RATE * 2, np.float32), RATE)
+    broken = tmp_path / "broken.wav"
+    broken.write_bytes(b"RIFF0000WAVEjunk")
+    r = subprocess.run([sys.executable, "-m", "app", "transcribe", "--json", str(flac), str(broken), str(ogg), str(silent)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1
+    rows = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [Path(x["file"]).name for x in rows] == ["tea.flac", "broken.wav", "tea.ogg", "silence.wav"]
+    for row in (rows[0], rows[2]):
+        assert set(row) == {"file", "text", "duration_s", "transcribe_s", "prob", "rejected", "reason"}
+        assert "tea" in row["text"].lower() and not row["rejected"]
+    assert "error" in rows[1] and "broken.wav" in rows[1]["error"]
+    assert rows[3]["rejected"] and rows[3]["reason"]
+    plain = subprocess.run([sys.executable, "-m", "app", "transcribe", str(flac)], capture_output=True, text=True)
+    assert plain.returncode == 0 and plain.stdout.count("\n") == 1 and "tea" in plain.stdout.lower()
