@@ -50,6 +50,7 @@ class Speaker:
     def __init__(self, config: SpeakerConfig | None = None, on_event: Callable[[SpeakerEvent], None] | None = None):
         self.config = config or SpeakerConfig()
         self.on_event = on_event or (lambda e: None)
+        self.on_output: Callable[[float, float], None] | None = None  # (block rms, block seconds)
         self.available = True
         self.problem = ""
         try:
@@ -200,7 +201,10 @@ class Speaker:
             for start in range(0, len(pcm), block):
                 if gen != self._generation:
                     break
-                stream.write(pcm[start : start + block])
+                chunk = pcm[start : start + block]
+                if self.on_output is not None:
+                    self.on_output(float(np.sqrt(np.mean(chunk**2))), len(chunk) / self._synth.sample_rate)
+                stream.write(chunk)
             if gen == self._generation:
                 self._emit(SpeakerEvent("sentence_finished", text, index))
         except Exception as exc:

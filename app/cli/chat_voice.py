@@ -1,0 +1,107 @@
+"""Voice mode of `talk-llama chat`: the Assistant driven from a terminal.
+
+Hands-free by default (VAD segments utterances, like talk-llama); `--ptt`: Enter starts
+listening, Enter again stops. Prints `Person: ...` / `Bot: ...` lines as talk-llama does, or one
+JSON object per turn with `--jsonl`. Ctrl+C (or end of stdin in --ptt mode) ends cleanly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from pathlib import Path
+
+from app.cli.chat import Transcript, llm_config, persona
+
+
+def assistant_config(args: argparse.Namespace):
+    from app.core.assistant import AssistantConfig
+    from app.core.catalog import default_model_path
+    from app.core.speaker import SpeakerConfig
+    from app.core.stt import SttConfig
+    from app.core.vad import VadConfig
+
+    p = persona(args)
+    device = lambda v: int(v) if v is not None and str(v).isdigit() else v  # noqa: E731
+    return AssistantConfig(
+        llm=llm_config(args),
+        stt=SttConfig(Path(args.model_whisper) if args.model_whisper else default_model_path("whisper"),
+                      n_threads=args.threads, language=args.language, audio_ctx=args.audio_ctx,
+                      translate=args.translate, initial_prompt=f"A conversation with a person called {p.bot}."),
+        persona=p,
+        vad=VadConfig(vad_thold=args.vad_thold, freq_thold=args.freq_thold, max_utterance_s=args.voice_ms / 1000),
+        speaker=SpeakerConfig(device=device(args.output_device)),
+        input_device=device(args.capture),
+        hands_free=not args.ptt,
+        wake_command=args.wake_command,
+        heard_ok=args.heard_ok,
+        speak_command=args.speak,
+        speak_file=Path(args.speak_file) if args.speak_file else Path("/tmp/talk-llama-speak.txt"),
+        session_dir=Path(args.session) if args.session else None,
+    )
+
+
+class TerminalView:
+    """Turns assistant events into talk-llama-style lines (or JSONL)."""
+
+    def __init__(self, args: argparse.Namespace, out: Transcript, bot: str, person: str) -> None:
+        self.args, self.out, self.bot, self.person = args, out, bot, person
+        self.ready = threading.Event()
+        self.loaded: set[str] = set()
+
+    def __call__(self, ev) -> None:
+        d = ev.data
+        if ev.kind == "loading" and d.get("done"):
+            self.loaded.add(d["part"])
+            if {"llm", "whisper"} <= self.loaded:
+                self.ready.set()
+                hint = "press Enter to talk" if self.args.ptt else "start speaking"
+                print(f"[ready: {hint}; Ctrl+C to quit]", file=sys.stderr, flush=True)
+        elif ev.kind == "user":
+            self.out.line(f"{self.person}: {d['text']}")
+            self.out.line(f"{self.bot}:", end="")
+        elif ev.kind == "token":
+            self.out.line(d["text"], end="")
+        elif ev.kind == "turn":
+            self.out.line("")
+            if self.args.jsonl:
+                print(json.dumps({k: v for k, v in d.items()}, ensure_ascii=False, default=str), flush=True)
+        elif ev.kind == "transcript" and d["rejected"]:
+            print(f"[nothing heard: {d['reason']}]", file=sys.stderr, flush=True)
+        elif ev.kind == "level" and self.args.print_energy:
+            print(f"\r[level {d['rms']:.4f}]", end="", file=sys.stderr, flush=True)
+        elif ev.kind in ("error", "notice"):
+            print(f"[{ev.kind}: {d['message']}]", file=sys.stderr, flush=True)
+        if ev.kind == "error" and d.get("source") in ("llm", "whisper"):
+            self.ready.set()
+
+
+def run_voice(args: argparse.Namespace) -> int:
+    from app.core.assistant import Assistant
+
+    cfg = assistant_config(args)
+    out = Transcript(args)
+    view = TerminalView(args, out, cfg.persona.bot, cfg.persona.person)
+    assistant = Assistant(cfg, view)
+    assistant.start()
+    try:
+        view.ready.wait()
+        if args.ptt:
+            listening = False
+            for _line in sys.stdin:
+                if listening:
+                    assistant.release()
+                else:
+                    assistant.press()
+                    print("[listening... Enter to stop]", file=sys.stderr, flush=True)
+                listening = not listening
+        else:
+            threading.Event().wait()
+    except KeyboardInterrupt:
+        print("", file=sys.stderr)
+    finally:
+        assistant.shutdown()
+        out.close()
+    return 0

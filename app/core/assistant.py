@@ -1,0 +1,403 @@
+"""The assistant loop: ears (Microphone, Segmenter, Transcriber), brain (Conversation), voice
+(Speaker), wired as talk-llama's main loop, one stage per thread.
+
+    press()/VAD ─▶ Microphone ─▶ [stt thread] Transcriber ─▶ [llm thread] Conversation.stream
+                                                             └─ sentences ─▶ Speaker (own threads)
+
+Ownership: the stt thread alone uses whisper; the llm thread alone uses llama; the Speaker owns
+playback; PortAudio's callback thread feeds the hands-free Segmenter. Hand-offs are queues.
+Nothing busy-waits. Every public method returns at once (safe from a GUI thread).
+
+Barge-in: `press()` (or, hands-free, sustained user speech over the echo) sets the current turn's
+cancel flag (generation stops within one token) and stops the Speaker (sound ends in a few ms).
+The interrupted reply is kept in the context, closed with the end-of-turn token (llm.py).
+
+Events go to `on_event(Event)` from the worker threads; adapters (terminal, Qt) marshal them.
+Each turn ends with a `turn` event carrying its latency stamps (ms after the end of speech).
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from app.core import session
+from app.core.audio import Level, Microphone, MicrophoneError
+from app.core.echo import EchoGuard
+from app.core.llm import Conversation, LlmConfig
+from app.core.persona import Persona
+from app.core.speaker import Speaker, SpeakerConfig, SpeakerEvent
+from app.core.stt import SttConfig, Transcriber
+from app.core.text import SentenceSplitter, speakable
+from app.core.vad import RATE, SegmentEvent, Segmenter, VadConfig
+
+log = logging.getLogger(__name__)
+
+
+class State(enum.Enum):
+    LOADING = "loading"
+    IDLE = "idle"
+    LISTENING = "listening"
+    TRANSCRIBING = "transcribing"
+    THINKING = "thinking"
+    SPEAKING = "speaking"
+
+
+@dataclass
+class Event:
+    """kind: state | level | loading | transcript | token | sentence | turn | error | notice."""
+
+    kind: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class AssistantConfig:
+    llm: LlmConfig
+    stt: SttConfig
+    persona: Persona = field(default_factory=Persona)
+    vad: VadConfig = field(default_factory=VadConfig)
+    speaker: SpeakerConfig = field(default_factory=SpeakerConfig)
+    input_device: int | str | None = None
+    hands_free: bool = False
+    wake_command: str = ""
+    heard_ok: str = ""
+    speak_command: str | None = None
+    speak_file: Path = Path("/tmp/talk-llama-speak.txt")
+    session_dir: Path | None = None
+    use_microphone: bool = True
+
+
+@dataclass
+class _Turn:
+    text: str
+    t_speech_end: float  # perf_counter when the user stopped talking (or pressed Enter)
+    t_transcript: float | None = None
+    cancel: threading.Event = field(default_factory=threading.Event)
+    stamps: dict[str, float] = field(default_factory=dict)
+
+
+def similarity(a: str, b: str) -> float:
+    """1 - Levenshtein distance / longer length (talk-llama's measure for the wake command)."""
+    if not a and not b:
+        return 1.0
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return 1.0 - prev[-1] / max(len(a), len(b))
+
+
+def strip_wake_command(text: str, wake: str, threshold: float = 0.7) -> str | None:
+    """talk-llama's -w: the utterance must start with the wake phrase (similarity >= threshold);
+    returns the rest, or None when the phrase is absent."""
+    norm = lambda s: " ".join("".join(c for c in s.lower() if c.isalnum() or c.isspace()).split())  # noqa: E731
+    words, wake_words = text.split(), norm(wake).split()
+    n = len(wake_words)
+    if len(words) < n:
+        return None
+    head = norm(" ".join(words[:n]))
+    if similarity(head, " ".join(wake_words)) < threshold:
+        return None
+    return " ".join(words[n:]).lstrip(" ,.!?")
+
+
+class Assistant:
+    """See the module docstring. Create, `start()`, drive with press/release/send_text, `shutdown()`."""
+
+    def __init__(self, config: AssistantConfig, on_event: Callable[[Event], None]) -> None:
+        self.config = config
+        self.emit = on_event
+        self.state = State.LOADING
+        self.conversation: Conversation | None = None
+        self.transcriber: Transcriber | None = None
+        self.speaker: Any = None
+        self.mic: Microphone | None = None
+        self.echo = EchoGuard()
+        self.segmenter = Segmenter(config.vad, on_event=self._on_segment)
+        self._stt_q: queue.Queue[tuple[np.ndarray, float] | None] = queue.Queue()
+        self._llm_q: queue.Queue[_Turn | Callable[[], None] | None] = queue.Queue()
+        self._turn: _Turn | None = None
+        self._speaking_turn: _Turn | None = None
+        self._listening = False
+        self._closed = False
+        self._threads: list[threading.Thread] = []
+
+    # ----- lifecycle -------------------------------------------------------------------------
+    def start(self) -> None:
+        """Load everything in the background; progress and problems arrive as events."""
+        self._set_state(State.LOADING)
+        self._start_speaker()
+        self._start_microphone()
+        for name, target in (("assistant-stt", self._stt_loop), ("assistant-llm", self._llm_loop)):
+            t = threading.Thread(target=target, name=name, daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def _start_speaker(self) -> None:
+        c = self.config
+        if c.speak_command:
+            from app.core.external_speaker import ExternalSpeaker
+
+            self.speaker = ExternalSpeaker(c.speak_command, c.speak_file, on_event=self._on_speaker)
+        else:
+            self.speaker = Speaker(c.speaker, on_event=self._on_speaker)
+            self.speaker.on_output = self.echo.note_output
+        if not self.speaker.available:
+            self._error(f"No voice output: {self.speaker.problem}. Replies will be shown as text only.", "tts")
+
+    def _start_microphone(self) -> None:
+        if not self.config.use_microphone:
+            return
+        self.mic = Microphone(self.config.input_device, ring_s=self.config.vad.max_utterance_s + 10,
+                              preroll_s=self.config.vad.preroll_ms / 1000, on_block=self._on_mic_block,
+                              on_level=self._on_level, on_error=lambda m: self._error(m, "microphone"))
+        try:
+            self.mic.open()
+        except MicrophoneError as exc:
+            self.mic = None
+            self._error(str(exc), "microphone")
+
+    def shutdown(self, timeout: float = 2.0) -> None:
+        """Stop speaking and generating, save the session, close devices. Blocks <= timeout."""
+        if self._closed:
+            return
+        self._closed = True
+        self.interrupt()
+        if self.mic is not None:
+            self.mic.close()
+        self._stt_q.put(None)
+        self._llm_q.put(None)
+        deadline = time.monotonic() + timeout
+        for t in self._threads:
+            t.join(max(0.05, deadline - time.monotonic()))
+        if self.speaker is not None:
+            self.speaker.close()
+
+    # ----- input -----------------------------------------------------------------------------
+    def press(self) -> None:
+        """Push-to-talk down: barge in if needed, start listening (with pre-roll)."""
+        self.interrupt()
+        if self.mic is None:
+            self._error("No microphone is open; type your message instead.", "microphone")
+            return
+        self._listening = True
+        self.mic.start_utterance()
+        self._set_state(State.LISTENING)
+
+    def release(self) -> None:
+        """Push-to-talk up: hand the utterance to the transcriber."""
+        if not self._listening or self.mic is None:
+            return
+        self._listening = False
+        audio = self.mic.stop_utterance()
+        self._set_state(State.TRANSCRIBING)
+        self._stt_q.put((audio, time.perf_counter()))
+
+    def send_text(self, text: str) -> None:
+        """A typed message: goes straight to the conversation."""
+        text = text.strip()
+        if text:
+            self.interrupt()
+            self._llm_q.put(_Turn(text, time.perf_counter()))
+
+    def interrupt(self) -> None:
+        """Barge-in: stop the voice now and the generation within one token."""
+        for turn in (self._turn, self._speaking_turn):
+            if turn is not None:
+                turn.cancel.set()
+        if self.speaker is not None and self.speaker.busy:
+            self.speaker.stop()
+            self.echo.playback_stopped()
+
+    def new_conversation(self) -> None:
+        self.interrupt()
+        self._llm_q.put(self._reset_conversation)
+
+    # ----- callbacks from audio threads -------------------------------------------------------
+    def _on_level(self, level: Level) -> None:
+        self.emit(Event("level", {"rms": level.rms, "peak": level.peak}))
+
+    def _on_mic_block(self, block: np.ndarray) -> None:
+        if not self.config.hands_free or self._listening or self.state == State.LOADING:
+            return
+        passed, barge = self.echo.mic_block(block)
+        if barge and self.state in (State.THINKING, State.SPEAKING):
+            log.info("barge-in: the user is talking over the assistant")
+            self.interrupt()
+            self.emit(Event("notice", {"message": "barge-in"}))
+        if passed or barge:
+            self.segmenter.feed(block)
+        else:
+            self.segmenter.reset()
+
+    def _on_segment(self, ev: SegmentEvent) -> None:
+        if ev.kind == "speech_started":
+            self._set_state(State.LISTENING)
+            return
+        ago = (self.segmenter._sample - ev.end_sample) / RATE
+        self._set_state(State.TRANSCRIBING)
+        self._stt_q.put((ev.audio, time.perf_counter() - ago))
+        if ev.kind == "capped":
+            self.emit(Event("notice", {"message": "long utterance cut at the configured limit"}))
+
+    def _on_speaker(self, ev: SpeakerEvent) -> None:
+        turn = self._speaking_turn
+        if ev.kind == "sentence_started":
+            if turn is not None and "first_audio" not in turn.stamps:
+                turn.stamps["first_audio"] = ev.t
+            self._set_state(State.SPEAKING)
+        elif ev.kind == "queue_empty":
+            self.echo.playback_stopped()
+            if self._turn is None and not self._listening:
+                self._set_state(State.IDLE)
+        elif ev.kind == "error":
+            self._error(ev.message, "tts")
+        self.emit(Event("sentence", {"event": ev.kind, "index": ev.index, "text": ev.text}))
+
+    # ----- workers -----------------------------------------------------------------------------
+    def _stt_loop(self) -> None:
+        try:
+            self.transcriber = Transcriber(self.config.stt, self.config.vad)
+            self.emit(Event("loading", {"part": "whisper", "done": True}))
+        except Exception as exc:  # missing/corrupt model, library failure: keep typing usable
+            self._error(f"Speech recognition unavailable: {exc}", "whisper")
+        while (item := self._stt_q.get()) is not None:
+            audio, t_end = item
+            if self.transcriber is None:
+                self._set_state(State.IDLE)
+                continue
+            result = self.transcriber.transcribe(audio)
+            self.emit(Event("transcript", {"text": result.text, "rejected": result.rejected,
+                                           "reason": result.reason, "prob": result.prob}))
+            text = result.text
+            if not result.rejected and self.config.wake_command:
+                text = strip_wake_command(text, self.config.wake_command)
+                if not text:
+                    self.emit(Event("notice", {"message": "wake command not heard; ignored"}))
+            if result.rejected or not text:
+                if self._turn is None:
+                    self._set_state(State.IDLE)
+                continue
+            self._llm_q.put(_Turn(text, t_end, time.perf_counter()))
+
+    def _llm_loop(self) -> None:
+        try:
+            self.conversation = Conversation(self.config.llm, self.config.persona)
+            if self.config.session_dir:
+                res = session.load(self.conversation, self.config.session_dir)
+                if res.message:
+                    self.emit(Event("notice", {"message": res.message}))
+                if self.conversation.history:
+                    self.emit(Event("history", {"messages": list(self.conversation.history)}))
+            self.emit(Event("loading", {"part": "llm", "done": True, "stats": self._ctx_stats()}))
+        except Exception as exc:
+            self._error(f"Language model unavailable: {exc}", "llm")
+        self._set_state(State.IDLE)
+        while (item := self._llm_q.get()) is not None:
+            if callable(item):
+                item()
+                continue
+            if self.conversation is None:
+                self._error("No language model is loaded; choose a model in Settings.", "llm")
+                continue
+            self._run_turn(item)
+
+    def _run_turn(self, turn: _Turn) -> None:
+        assert self.conversation is not None
+        self._turn = self._speaking_turn = turn
+        self.emit(Event("user", {"text": turn.text}))
+        self._set_state(State.THINKING)
+        if self.config.heard_ok and self.speaker.available:
+            self.speaker.say(self.config.heard_ok)
+        splitter = SentenceSplitter()
+        pieces: list[str] = []
+        try:
+            for piece in self.conversation.stream(turn.text, turn.cancel):
+                turn.stamps.setdefault("first_token", time.perf_counter())
+                pieces.append(piece)
+                self.emit(Event("token", {"text": piece}))
+                for sentence in splitter.feed(piece):
+                    self._speak(turn, sentence)
+            if not turn.cancel.is_set():
+                for sentence in splitter.flush():
+                    self._speak(turn, sentence)
+        except Exception as exc:
+            log.exception("generation failed")
+            self._error(f"Generation failed: {exc}", "llm")
+        self._turn = None
+        if self.config.session_dir and self.conversation.history:
+            try:
+                session.save(self.conversation, self.config.session_dir)
+            except OSError as exc:
+                self._error(f"Could not save the session: {exc}", "session")
+        threading.Thread(target=self._finish_turn, args=(turn, "".join(pieces).strip()), daemon=True,
+                         name="assistant-turn-report").start()
+
+    def _speak(self, turn: _Turn, sentence: str) -> None:
+        turn.stamps.setdefault("first_sentence", time.perf_counter())
+        spoken = speakable(sentence)
+        if spoken and self.speaker.available and not turn.cancel.is_set():
+            self.speaker.say(spoken)
+
+    def _finish_turn(self, turn: _Turn, reply: str) -> None:
+        """Report the turn once its speech has started (or was cut/unavailable)."""
+        deadline = time.monotonic() + 30
+        while ("first_audio" not in turn.stamps and self.speaker.busy and not turn.cancel.is_set()
+               and time.monotonic() < deadline):
+            time.sleep(0.01)
+        stats = self.conversation.last_stats if self.conversation else None
+
+        def rel(key: str) -> float | None:
+            t = turn.stamps.get(key)
+            return round((t - turn.t_speech_end) * 1000, 1) if t is not None else None
+
+        data = {
+            "user": turn.text, "reply": reply, "interrupted": turn.cancel.is_set(),
+            "t_speech_end": turn.t_speech_end,
+            "t_transcript_ms": round((turn.t_transcript - turn.t_speech_end) * 1000, 1) if turn.t_transcript else None,
+            "t_first_token_ms": rel("first_token"), "t_first_sentence_ms": rel("first_sentence"),
+            "t_first_audio_ms": rel("first_audio"),
+        }
+        if stats is not None:
+            data.update(turn=stats.turn, prompt_tokens=stats.prompt_tokens, gen_tokens=stats.gen_tokens,
+                        t_prompt_ms=round(stats.t_prompt_ms, 1), t_gen_ms=round(stats.t_gen_ms, 1),
+                        **self._ctx_stats())
+        self.emit(Event("turn", data))
+        if self._speaking_turn is turn and not (self.speaker and self.speaker.busy) and self._turn is None:
+            self._set_state(State.IDLE)
+
+    def _ctx_stats(self) -> dict[str, int]:
+        c = self.conversation
+        if c is None:
+            return {}
+        return {"n_past": c.n_past, "n_ctx": c.n_ctx, "n_keep": c.ledger.n_keep,
+                "shifts": c.shifts, "discarded": c.discarded}
+
+    def _reset_conversation(self) -> None:
+        if self.conversation is not None:
+            self.conversation.reset()
+            if self.config.session_dir:
+                session.save(self.conversation, self.config.session_dir)
+            self.emit(Event("reset", self._ctx_stats()))
+
+    # ----- helpers -----------------------------------------------------------------------------
+    def _set_state(self, state: State) -> None:
+        if state != self.state:
+            self.state = state
+            self.emit(Event("state", {"state": state}))
+
+    def _error(self, message: str, source: str) -> None:
+        log.warning("%s: %s", source, message)
+        self.emit(Event("error", {"message": message, "source": source}))

@@ -1,0 +1,95 @@
+"""talk-llama's `-s` option: speak with an external command instead of pyttsx3.
+
+For each sentence the text is written to `speak_file` and `COMMAND VOICE_ID FILE` is run, as
+talk-llama's speak scripts expect. Same interface as `Speaker` (say/stop/wait/busy/close and
+events); `stop()` kills the running command. One worker thread owned by this object.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import shlex
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from app.core.speaker import SpeakerEvent
+
+log = logging.getLogger(__name__)
+
+
+class ExternalSpeaker:
+    available = True
+    problem = ""
+
+    def __init__(self, command: str, speak_file: Path, voice_id: str = "2",
+                 on_event: Callable[[SpeakerEvent], None] | None = None) -> None:
+        self.command = shlex.split(command)
+        self.speak_file = speak_file
+        self.voice_id = voice_id
+        self.on_event = on_event or (lambda e: None)
+        self._q: queue.Queue[tuple[int, int, str] | None] = queue.Queue()
+        self._gen = 0
+        self._index = 0
+        self._pending = 0
+        self._proc: subprocess.Popen | None = None
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._loop, name="speaker-external", daemon=True)
+        self._thread.start()
+
+    def say(self, sentence: str) -> None:
+        with self._lock:
+            self._pending += 1
+            self._index += 1
+            self._q.put((self._gen, self._index, sentence))
+
+    @property
+    def busy(self) -> bool:
+        return self._pending > 0
+
+    def wait(self, timeout: float | None = None) -> bool:
+        end = None if timeout is None else time.monotonic() + timeout
+        while self._pending > 0:
+            if end is not None and time.monotonic() > end:
+                return False
+            time.sleep(0.005)
+        return True
+
+    def stop(self) -> None:
+        with self._lock:
+            self._gen += 1
+            self._pending = 0
+            proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+
+    def close(self) -> None:
+        self.stop()
+        self._q.put(None)
+        self._thread.join(timeout=2)
+
+    def _loop(self) -> None:
+        while (item := self._q.get()) is not None:
+            gen, index, text = item
+            if gen != self._gen:
+                continue
+            self.on_event(SpeakerEvent("sentence_started", text, index))
+            try:
+                self.speak_file.write_text(text, encoding="utf-8")
+                with self._lock:
+                    self._proc = subprocess.Popen([*self.command, self.voice_id, str(self.speak_file)])
+                code = self._proc.wait()
+                if code != 0 and gen == self._gen:
+                    self.on_event(SpeakerEvent("error", text, index, message=f"speak command exited with {code}"))
+            except OSError as exc:
+                self.on_event(SpeakerEvent("error", text, index, message=f"speak command failed: {exc}"))
+            if gen == self._gen:
+                self.on_event(SpeakerEvent("sentence_finished", text, index))
+                with self._lock:
+                    self._pending = max(0, self._pending - 1)
+                    empty = self._pending == 0
+                if empty:
+                    self.on_event(SpeakerEvent("queue_empty"))
