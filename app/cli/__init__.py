@@ -47,6 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     configure_logging(args.verbose)
     if args.command is None:
-        parser.print_help()
-        return 0
+        from app.gui.app import run_gui
+
+        return run_gui()
     return int(args.run(args) or 0)

@@ -349,7 +349,8 @@ class Assistant:
         turn.stamps.setdefault("first_sentence", time.perf_counter())
         spoken = speakable(sentence)
         if spoken and self.speaker.available and not turn.cancel.is_set():
-            self.speaker.say(spoken)
+            index = self.speaker.say(spoken)
+            self.emit(Event("sentence", {"event": "queued", "index": index, "text": sentence}))
 
     def _finish_turn(self, turn: _Turn, reply: str) -> None:
         """Report the turn once its speech has started (or was cut/unavailable)."""

@@ -40,11 +40,12 @@ class ExternalSpeaker:
         self._thread = threading.Thread(target=self._loop, name="speaker-external", daemon=True)
         self._thread.start()
 
-    def say(self, sentence: str) -> None:
+    def say(self, sentence: str) -> int:
         with self._lock:
             self._pending += 1
             self._index += 1
             self._q.put((self._gen, self._index, sentence))
+            return self._index
 
     @property
     def busy(self) -> bool:

@@ -74,18 +74,20 @@ class Speaker:
             t.start()
 
     # ----- public API ----------------------------------------------------------------------
-    def say(self, sentence: str) -> None:
-        """Queue one sentence (non-blocking)."""
+    def say(self, sentence: str) -> int:
+        """Queue one sentence (non-blocking); returns its index for the sentence events (-1 if
+        nothing was queued)."""
         if not sentence.strip():
-            return
+            return -1
         if not self.available:
             self._emit(SpeakerEvent("error", sentence, message=self.problem))
-            return
+            return -1
         with self._lock:
             self._pending += 1
             self._index += 1
             item = (self._generation, self._index, sentence)
         self._text_q.put(item)
+        return item[1]
 
     @property
     def busy(self) -> bool:

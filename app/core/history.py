@@ -1,0 +1,28 @@
+"""Conversation export: Markdown for people, JSON for programs. Pure functions."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+
+from app.core.llm import Message
+
+
+def to_markdown(messages: Sequence[Message], person: str, bot: str) -> str:
+    lines = [f"# Conversation with {bot}", ""]
+    for m in messages:
+        who = person if m.role == "user" else bot
+        when = datetime.fromtimestamp(m.time).strftime("%Y-%m-%d %H:%M")
+        note = " *(interrupted)*" if m.interrupted else ""
+        lines += [f"**{who}** ({when}){note}:", "", m.text, ""]
+    return "\n".join(lines)
+
+
+def to_json(messages: Sequence[Message], person: str, bot: str) -> str:
+    return json.dumps(
+        {"person": person, "bot": bot, "messages": [
+            {"role": m.role, "text": m.text, "time": m.time, "interrupted": m.interrupted} for m in messages
+        ]},
+        ensure_ascii=False, indent=1,
+    )

@@ -1,0 +1,117 @@
+"""User settings, persisted as JSON in the platform's config folder.
+
+`AppSettings.load()` never fails: a missing or corrupt file gives the defaults (a corrupt file is
+kept aside as `settings.json.bad`). `save()` is atomic. $TALK_LLAMA_CONFIG overrides the folder.
+Qt-free; the GUI's settings dialog edits an `AppSettings` and asks for a save.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import platformdirs
+
+from app.core.persona import default_prompt
+
+log = logging.getLogger(__name__)
+CONFIG_ENV = "TALK_LLAMA_CONFIG"
+
+
+def config_dir() -> Path:
+    return Path(os.environ.get(CONFIG_ENV) or platformdirs.user_config_dir("talk-llama"))
+
+
+def data_dir() -> Path:
+    env = os.environ.get(CONFIG_ENV)
+    return Path(env) / "data" if env else Path(platformdirs.user_data_dir("talk-llama"))
+
+
+@dataclass
+class AppSettings:
+    llm_model: str = ""  # empty: the catalog default
+    whisper_model: str = ""
+    input_device: str = ""  # empty: system default
+    output_device: str = ""
+    hands_free: bool = False
+    vad_thold: float = 0.6
+    freq_thold: float = 100.0
+    end_silence_ms: int = 400
+    language: str = "en"
+    person: str = "User"
+    bot: str = "Aria"
+    prompt: str = field(default_factory=default_prompt)
+    voice: str = ""
+    rate: int = 175
+    n_ctx: int = 2048
+    threads: int = 2
+    ptt_key: str = "Space"
+    global_ptt: bool = False
+    window_geometry: str = ""
+
+    @classmethod
+    def path(cls) -> Path:
+        return config_dir() / "settings.json"
+
+    @classmethod
+    def load(cls) -> AppSettings:
+        path = cls.path()
+        if not path.exists():
+            return cls()
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            known = {f.name for f in dataclasses.fields(cls)}
+            return cls(**{k: v for k, v in raw.items() if k in known})
+        except (OSError, ValueError, TypeError) as exc:
+            log.warning("settings file %s unreadable (%s); using defaults", path, exc)
+            try:
+                path.replace(path.with_suffix(".json.bad"))
+            except OSError:
+                pass
+            return cls()
+
+    def save(self) -> None:
+        path = self.path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(dataclasses.asdict(self), indent=1, ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, path)
+
+    def model_reload_needed(self, other: AppSettings) -> bool:
+        keys = ("llm_model", "whisper_model", "n_ctx", "threads", "person", "bot", "prompt", "language",
+                "input_device", "output_device", "hands_free", "vad_thold", "freq_thold", "end_silence_ms",
+                "voice", "rate")
+        return any(getattr(self, k) != getattr(other, k) for k in keys)
+
+
+def assistant_config(s: AppSettings, session_dir: Path | None = None):
+    """The AssistantConfig these settings describe (catalog defaults for empty model paths)."""
+    from app.core.assistant import AssistantConfig
+    from app.core.catalog import default_model_path
+    from app.core.llm import LlmConfig
+    from app.core.persona import Persona
+    from app.core.speaker import SpeakerConfig
+    from app.core.stt import SttConfig
+    from app.core.vad import VadConfig
+
+    def device(v: str) -> int | str | None:
+        return int(v) if v.isdigit() else (v or None)
+
+    persona = Persona(s.person, s.bot, s.prompt)
+    return AssistantConfig(
+        llm=LlmConfig(Path(s.llm_model) if s.llm_model else default_model_path("llm"),
+                      n_ctx=s.n_ctx, n_threads=s.threads),
+        stt=SttConfig(Path(s.whisper_model) if s.whisper_model else default_model_path("whisper"),
+                      n_threads=s.threads, language=s.language,
+                      initial_prompt=f"A conversation with a person called {s.bot}."),
+        persona=persona,
+        vad=VadConfig(vad_thold=s.vad_thold, freq_thold=s.freq_thold, end_silence_ms=s.end_silence_ms),
+        speaker=SpeakerConfig(voice=s.voice or None, rate=s.rate, device=device(s.output_device)),
+        input_device=device(s.input_device),
+        hands_free=s.hands_free,
+        session_dir=session_dir if session_dir is not None else data_dir() / "session",
+    )

@@ -1,0 +1,1 @@
+"""PySide6 desktop window. Adapts core events to Qt; never touches llama, whisper or audio."""

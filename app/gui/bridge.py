@@ -1,0 +1,76 @@
+"""AssistantBridge: owns the core Assistant for the GUI and re-emits its events as a Qt signal.
+
+Core events arrive on worker threads; `event` is a Qt signal, so connected slots run on the GUI
+thread (queued connection). Creating, reloading and shutting down the Assistant happen on a
+short-lived background thread (Anki's background-operation discipline): the GUI never blocks,
+and completion or failure comes back as a signal.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from PySide6.QtCore import QObject, Signal
+
+from app.core.assistant import Assistant, AssistantConfig, Event
+
+log = logging.getLogger(__name__)
+
+
+class AssistantBridge(QObject):
+    event = Signal(str, dict)  # kind, data — delivered on the GUI thread
+    shutdown_done = Signal()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.assistant: Assistant | None = None
+        self._lock = threading.Lock()
+
+    def _forward(self, ev: Event) -> None:
+        self.event.emit(ev.kind, ev.data)
+
+    def start(self, config: AssistantConfig) -> None:
+        """Start (or restart with new settings) in the background."""
+        old = self.assistant
+        self.assistant = Assistant(config, self._forward)
+        new = self.assistant
+
+        def work() -> None:
+            with self._lock:
+                if old is not None:
+                    old.shutdown()
+                new.start()
+
+        threading.Thread(target=work, name="gui-assistant-start", daemon=True).start()
+
+    # Thin pass-throughs: each returns immediately.
+    def press(self) -> None:
+        if self.assistant:
+            self.assistant.press()
+
+    def release(self) -> None:
+        if self.assistant:
+            self.assistant.release()
+
+    def send_text(self, text: str) -> None:
+        if self.assistant:
+            self.assistant.send_text(text)
+
+    def interrupt(self) -> None:
+        if self.assistant:
+            self.assistant.interrupt()
+
+    def new_conversation(self) -> None:
+        if self.assistant:
+            self.assistant.new_conversation()
+
+    def history(self) -> list:
+        conv = self.assistant.conversation if self.assistant else None
+        return list(conv.history) if conv else []
+
+    def shutdown(self, timeout: float = 1.8) -> None:
+        """Blocking, bounded: used when the window closes."""
+        if self.assistant is not None:
+            self.assistant.shutdown(timeout)
+        self.shutdown_done.emit()

@@ -1,0 +1,202 @@
+"""Settings dialog: edits a copy of AppSettings; the window decides what to reload."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QTabWidget,
+    QWidget,
+)
+
+from app.core import catalog
+from app.core.persona import default_prompt
+from app.core.settings import AppSettings
+
+
+def _devices(kind: str) -> list[tuple[str, str]]:
+    """(label, value) pairs for a device combo; value "" is the system default."""
+    out = [("System default", "")]
+    try:
+        import sounddevice as sd
+
+        for i, d in enumerate(sd.query_devices()):
+            if d[f"max_{kind}_channels"] > 0:
+                out.append((f"{d['name']} (#{i})", str(i)))
+    except Exception:  # no PortAudio: only the default entry
+        pass
+    return out
+
+
+class SettingsDialog(QDialog):
+    voice_test_failed = Signal(str)
+
+    def __init__(self, settings: AppSettings, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Settings")
+        self.setMinimumWidth(560)
+        self.s = dataclasses.replace(settings)
+        tabs = QTabWidget()
+        tabs.addTab(self._models_tab(), "Models")
+        tabs.addTab(self._audio_tab(), "Audio")
+        tabs.addTab(self._persona_tab(), "Persona")
+        tabs.addTab(self._voice_tab(), "Voice")
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        from PySide6.QtWidgets import QVBoxLayout
+
+        lay = QVBoxLayout(self)
+        lay.addWidget(tabs)
+        lay.addWidget(buttons)
+
+    def _file_row(self, value: str, kind: str, pattern: str) -> tuple[QWidget, QComboBox]:
+        combo = QComboBox()
+        combo.setEditable(True)
+        combo.addItem("Catalog default", "")
+        for e in catalog.load_catalog():
+            if e.kind == kind:
+                path = catalog.models_dir() / e.file
+                combo.addItem(f"{e.name} ({'present' if path.exists() else 'missing'})", str(path))
+        if value:
+            combo.addItem(value, value)
+            combo.setCurrentIndex(combo.count() - 1)
+        browse = QPushButton("Browse…")
+
+        def pick() -> None:
+            path, _ = QFileDialog.getOpenFileName(self, "Choose a model", str(catalog.models_dir()), pattern)
+            if path:
+                combo.addItem(path, path)
+                combo.setCurrentIndex(combo.count() - 1)
+
+        browse.clicked.connect(pick)
+        row = QWidget()
+        h = QHBoxLayout(row)
+        h.setContentsMargins(0, 0, 0, 0)
+        h.addWidget(combo, 1)
+        h.addWidget(browse)
+        return row, combo
+
+    def _models_tab(self) -> QWidget:
+        w = QWidget()
+        f = QFormLayout(w)
+        row, self.llm = self._file_row(self.s.llm_model, "llm", "GGUF models (*.gguf)")
+        f.addRow("Language model", row)
+        row, self.whisper = self._file_row(self.s.whisper_model, "whisper", "Whisper ggml (*.bin)")
+        f.addRow("Speech model", row)
+        self.n_ctx = QSpinBox(minimum=256, maximum=131072, singleStep=256, value=self.s.n_ctx)
+        f.addRow("Context size (tokens)", self.n_ctx)
+        self.threads = QSpinBox(minimum=1, maximum=64, value=self.s.threads)
+        f.addRow("Threads", self.threads)
+        self.language = QLineEdit(self.s.language)
+        self.language.setToolTip("Spoken language code (en, de, fr…), or auto. English-only models ignore it.")
+        f.addRow("Language", self.language)
+        return w
+
+    def _audio_tab(self) -> QWidget:
+        w = QWidget()
+        f = QFormLayout(w)
+        self.input_dev = self._device_combo("input", self.s.input_device)
+        self.output_dev = self._device_combo("output", self.s.output_device)
+        f.addRow("Microphone", self.input_dev)
+        f.addRow("Speaker", self.output_dev)
+        self.hands_free = QCheckBox("Hands-free (voice activity detection)")
+        self.hands_free.setChecked(self.s.hands_free)
+        f.addRow("Mode", self.hands_free)
+        self.vad = QDoubleSpinBox(minimum=0.05, maximum=1.0, singleStep=0.05, value=self.s.vad_thold)
+        f.addRow("VAD threshold", self.vad)
+        self.fth = QDoubleSpinBox(minimum=0, maximum=1000, singleStep=10, value=self.s.freq_thold)
+        f.addRow("High-pass (Hz)", self.fth)
+        self.silence = QSpinBox(minimum=200, maximum=3000, singleStep=50, value=self.s.end_silence_ms)
+        f.addRow("End of speech after (ms)", self.silence)
+        self.ptt_key = QLineEdit(self.s.ptt_key)
+        f.addRow("Push-to-talk key", self.ptt_key)
+        self.global_ptt = QCheckBox("Also outside the window (X11 only)")
+        self.global_ptt.setChecked(self.s.global_ptt)
+        f.addRow("", self.global_ptt)
+        return w
+
+    def _device_combo(self, kind: str, value: str) -> QComboBox:
+        c = QComboBox()
+        for label, v in _devices(kind):
+            c.addItem(label, v)
+        idx = c.findData(value)
+        c.setCurrentIndex(max(idx, 0))
+        return c
+
+    def _persona_tab(self) -> QWidget:
+        w = QWidget()
+        f = QFormLayout(w)
+        self.person = QLineEdit(self.s.person)
+        self.bot = QLineEdit(self.s.bot)
+        f.addRow("Your name", self.person)
+        f.addRow("Assistant name", self.bot)
+        self.prompt = QPlainTextEdit(self.s.prompt)
+        self.prompt.setToolTip("{person}, {bot}, {time} and {year} are filled in.")
+        f.addRow("System prompt", self.prompt)
+        reset = QPushButton("Reset to default")
+        reset.clicked.connect(lambda: self.prompt.setPlainText(default_prompt()))
+        f.addRow("", reset)
+        return w
+
+    def _voice_tab(self) -> QWidget:
+        w = QWidget()
+        f = QFormLayout(w)
+        self.voice = QComboBox()
+        self.voice.addItem("Default", "")
+        try:
+            from app.core.tts import list_voices
+
+            for v in list_voices():
+                self.voice.addItem(f"{v.name} ({', '.join(v.languages)})", v.id)
+        except Exception as exc:  # no TTS engine: the dialog still works
+            self.voice.addItem(f"No voices: {exc}", "")
+        self.voice.setCurrentIndex(max(self.voice.findData(self.s.voice), 0))
+        f.addRow("Voice", self.voice)
+        self.rate = QSpinBox(minimum=80, maximum=450, singleStep=5, value=self.s.rate)
+        f.addRow("Rate (words/min)", self.rate)
+        test = QPushButton("Test voice")
+        test.clicked.connect(self.test_voice)
+        f.addRow("", test)
+        return w
+
+    def test_voice(self) -> None:
+        voice, rate, device = self.voice.currentData(), self.rate.value(), self.output_dev.currentData()
+
+        def work() -> None:
+            from app.core.speaker import Speaker, SpeakerConfig
+
+            dev = int(device) if device and device.isdigit() else None
+            sp = Speaker(SpeakerConfig(voice or None, rate, device=dev))
+            sp.say("Hello! This is how I sound.")
+            sp.wait(15)
+            sp.close()
+
+        threading.Thread(target=work, daemon=True, name="gui-test-voice").start()
+
+    def result_settings(self) -> AppSettings:
+        return dataclasses.replace(
+            self.s,
+            llm_model=self.llm.currentData() or "", whisper_model=self.whisper.currentData() or "",
+            n_ctx=self.n_ctx.value(), threads=self.threads.value(), language=self.language.text().strip() or "en",
+            input_device=self.input_dev.currentData(), output_device=self.output_dev.currentData(),
+            hands_free=self.hands_free.isChecked(), vad_thold=self.vad.value(), freq_thold=self.fth.value(),
+            end_silence_ms=self.silence.value(), ptt_key=self.ptt_key.text().strip() or "Space",
+            global_ptt=self.global_ptt.isChecked(), person=self.person.text().strip() or "User",
+            bot=self.bot.text().strip() or "Aria", prompt=self.prompt.toPlainText().strip() or default_prompt(),
+            voice=self.voice.currentData() or "", rate=self.rate.value(),
+        )

@@ -1,0 +1,229 @@
+"""Small widgets of the main window: level meter, status pill, context gauge, banner, PTT button,
+and the conversation view. Paint-only; no core work."""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import QRectF, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QColor, QPainter, QPalette
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSizePolicy,
+    QTextBrowser,
+    QWidget,
+)
+
+STATE_COLORS = {
+    "loading": "#8a8a8a", "idle": "#6b7b8c", "listening": "#2e9d4f", "transcribing": "#c08a12",
+    "thinking": "#7b4fc4", "speaking": "#2a73c9",
+}
+
+
+class LevelMeter(QWidget):
+    """Microphone level (dBFS mapped to 0..1), with a slow-falling peak."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.level = 0.0
+        self.setMinimumSize(120, 14)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setAccessibleName("Microphone level")
+
+    def set_rms(self, rms: float) -> None:
+        db = 20 * math.log10(max(rms, 1e-6))
+        target = min(1.0, max(0.0, (db + 60) / 60))
+        self.level = target if target > self.level else self.level * 0.85 + target * 0.15
+        self.update()
+
+    def paintEvent(self, _event) -> None:  # noqa: N802 (Qt API)
+        p = QPainter(self)
+        pal = self.palette()
+        r = QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5)
+        p.setPen(pal.color(QPalette.ColorRole.Mid))
+        p.setBrush(pal.color(QPalette.ColorRole.Base))
+        p.drawRoundedRect(r, 4, 4)
+        fill = QRectF(r.x() + 1, r.y() + 1, (r.width() - 2) * self.level, r.height() - 2)
+        color = QColor("#2e9d4f") if self.level < 0.85 else QColor("#d04a2f")
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(color)
+        p.drawRoundedRect(fill, 3, 3)
+
+
+class StatusPill(QLabel):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("Assistant state")
+        self.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.setMinimumWidth(110)
+        self.set_state("loading")
+
+    def set_state(self, state: str) -> None:
+        self.state = state
+        self.setText(state.capitalize())
+        self.setStyleSheet(
+            f"QLabel {{ background: {STATE_COLORS.get(state, '#888')}; color: white; border-radius: 9px;"
+            " padding: 2px 10px; font-weight: 600; }"
+        )
+
+
+class ContextGauge(QProgressBar):
+    """Tokens used of n_ctx, and how many times the context was shifted."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("Context usage")
+        self.setTextVisible(True)
+        self.setMinimumWidth(220)
+        self.setMaximumWidth(280)
+        self.update_stats({})
+
+    def update_stats(self, stats: dict) -> None:
+        n_past, n_ctx = stats.get("n_past", 0), stats.get("n_ctx", 1) or 1
+        shifts, discarded = stats.get("shifts", 0), stats.get("discarded", 0)
+        self.setRange(0, n_ctx)
+        self.setValue(min(n_past, n_ctx))
+        if "n_ctx" not in stats:
+            self.setFormat("context: no model loaded")
+        else:
+            self.setFormat(f"{n_past}/{n_ctx} tokens · {shifts} shift{'s' if shifts != 1 else ''}")
+        self.setToolTip(
+            "How much of the model's memory (context window) the conversation uses.\n"
+            f"The persona prompt ({stats.get('n_keep', 0)} tokens) is always kept. When the window is full,\n"
+            "the oldest whole exchanges are dropped and the rest is shifted down (a 'shift'),\n"
+            f"so the conversation never stops. So far: {shifts} shifts, {discarded} tokens dropped."
+        )
+
+
+class Banner(QFrame):
+    """A dismissable, non-blocking message strip with an optional action button."""
+
+    action = Signal()
+
+    def __init__(self, text: str, action_text: str = "", kind: str = "error", parent: QWidget | None = None):
+        super().__init__(parent)
+        self.kind = kind
+        color = {"error": "#b3261e", "warning": "#8a5a00", "info": "#1f5fae"}[kind]
+        self.setStyleSheet(f"Banner {{ background: {color}; border-radius: 6px; }} QLabel {{ color: white; }}")
+        self.setAccessibleName(f"{kind} message")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(10, 6, 6, 6)
+        self.label = QLabel(text)
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lay.addWidget(self.label, 1)
+        if action_text:
+            btn = QPushButton(action_text)
+            btn.clicked.connect(self.action.emit)
+            lay.addWidget(btn)
+        close = QPushButton("Dismiss")
+        close.setAccessibleName("Dismiss message")
+        close.clicked.connect(self.deleteLater)
+        lay.addWidget(close)
+
+
+class PttButton(QPushButton):
+    """Press-and-hold push-to-talk."""
+
+    def __init__(self, key_name: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setMinimumHeight(56)
+        self.setAccessibleName("Push to talk")
+        self.set_key_name(key_name)
+        self.setStyleSheet("QPushButton { font-size: 16px; font-weight: 600; }"
+                           " QPushButton:pressed { background: #2e9d4f; color: white; }")
+
+    def set_key_name(self, key_name: str) -> None:
+        self.setText(f"Hold to talk  ({key_name})")
+        self.setToolTip(f"Press and hold this button, or the {key_name} key, while you speak.")
+
+
+@dataclass
+class ChatMessage:
+    role: str
+    text: str
+    interrupted: bool = False
+    spoken: str = ""  # the sentence being spoken now (assistant)
+    latency: dict = field(default_factory=dict)
+    expanded: bool = False
+
+
+class ChatView(QTextBrowser):
+    """The conversation, re-rendered (throttled) from a list of ChatMessage."""
+
+    def __init__(self, person: str, bot: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.person, self.bot = person, bot
+        self.messages: list[ChatMessage] = []
+        self.setOpenLinks(False)
+        self.setAccessibleName("Conversation")
+        self.anchorClicked.connect(self._toggle)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(40)
+        self._timer.timeout.connect(self.render)
+        self.render()
+
+    def add(self, role: str, text: str, interrupted: bool = False) -> ChatMessage:
+        msg = ChatMessage(role, text, interrupted)
+        self.messages.append(msg)
+        self.schedule()
+        return msg
+
+    def schedule(self) -> None:
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def _toggle(self, url: QUrl) -> None:
+        i = int(url.toString().removeprefix("lat:"))
+        self.messages[i].expanded = not self.messages[i].expanded
+        self.render()
+
+    def render(self) -> None:
+        pal = self.palette()
+        hi = pal.color(QPalette.ColorRole.Highlight)
+        hl = f"rgba({hi.red()},{hi.green()},{hi.blue()},0.35)"
+        muted = pal.color(QPalette.ColorRole.PlaceholderText).name()
+        user_bg = pal.color(QPalette.ColorRole.AlternateBase).name()
+        parts = []
+        if not self.messages:
+            parts.append(f"<p style='color:{muted}; text-align:center; margin-top:40px'>"
+                         "Hold the button (or Space) and speak, or type a message below.</p>")
+        for i, m in enumerate(self.messages):
+            who = self.person if m.role == "user" else self.bot
+            body = html.escape(m.text)
+            if m.spoken and m.role == "assistant":
+                s = html.escape(m.spoken)
+                body = body.replace(s, f"<span style='background-color:{hl}'>{s}</span>", 1)
+            if m.interrupted:
+                body += f" <i style='color:{muted}'>(interrupted)</i>"
+            bg = f"background-color:{user_bg};" if m.role == "user" else ""
+            parts.append(f"<div style='{bg} padding:6px; margin:4px 0'><b>{html.escape(who)}</b><br>{body}</div>")
+            if m.latency:
+                parts.append(self._latency_html(i, m, muted))
+        at_bottom = self.verticalScrollBar().value() >= self.verticalScrollBar().maximum() - 4
+        self.setHtml("".join(parts))
+        if at_bottom:
+            self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
+
+    @staticmethod
+    def _latency_html(i: int, m: ChatMessage, muted: str) -> str:
+        lat = m.latency
+        v2v = lat.get("t_first_audio_ms")
+        head = f"voice in {v2v / 1000:.2f} s" if v2v else f"first token in {(lat.get('t_first_token_ms') or 0) / 1000:.2f} s"
+        link = f"<a href='lat:{i}'>{'hide' if m.expanded else 'details'}</a>"
+        text = f"<span style='color:{muted}; font-size:small'>{head} · {link}</span>"
+        if m.expanded:
+            rows = [("transcript", "t_transcript_ms"), ("first token", "t_first_token_ms"),
+                    ("first sentence", "t_first_sentence_ms"), ("first audio", "t_first_audio_ms")]
+            cells = " · ".join(f"{name} {lat[k]:.0f} ms" for name, k in rows if lat.get(k) is not None)
+            cells += f" · prompt {lat.get('prompt_tokens', 0)} tok in {lat.get('t_prompt_ms', 0):.0f} ms"
+            cells += f" · reply {lat.get('gen_tokens', 0)} tok in {lat.get('t_gen_ms', 0):.0f} ms"
+            text += f"<br><span style='color:{muted}; font-size:small'>after end of speech: {cells}</span>"
+        return f"<div style='margin:0 0 6px 6px'>{text}</div>"

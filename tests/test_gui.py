@@ -1,0 +1,244 @@
+"""The desktop window (pytest-qt, offscreen; one smoke run under Xvfb with xcb).
+
+Real assistant underneath: real models, the virtual PulseAudio devices. Screenshots of the main
+states are saved under tests/artifacts/screenshots/."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from app.core.settings import AppSettings
+from app.gui.main_window import MainWindow
+from app.gui.settings_dialog import SettingsDialog
+from tests.conftest import ARTIFACTS, espeak
+
+SHOTS = ARTIFACTS / "screenshots"
+
+
+def shot(widget, name: str) -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    QApplication.processEvents()
+    assert widget.grab().save(str(path))
+    return path
+
+
+@pytest.fixture
+def config_dir(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("TALK_LLAMA_CONFIG", str(tmp_path / "config"))
+    return tmp_path / "config"
+
+
+def open_window(qtbot, settings: AppSettings | None = None, wait_loaded: bool = True) -> MainWindow:
+    s = settings or AppSettings(person="Sam", bot="Max", n_ctx=1024)
+    w = MainWindow(s)
+    qtbot.addWidget(w)
+    w.show()
+    w.start_assistant()
+    if wait_loaded:
+        qtbot.waitUntil(lambda: w.loading.isHidden(), timeout=60000)
+    return w
+
+
+def close_window(w: MainWindow) -> float:
+    t0 = time.perf_counter()
+    w.close()
+    return time.perf_counter() - t0
+
+
+def test_window_appears_at_once_then_loads(qtbot, config_dir, virtual_audio) -> None:
+    t0 = time.perf_counter()
+    w = open_window(qtbot, wait_loaded=False)
+    shown_in = time.perf_counter() - t0
+    assert w.isVisible() and w.loading.isVisible() and shown_in < 2.0
+    qtbot.waitUntil(lambda: w.loading.isHidden(), timeout=60000)
+    qtbot.waitUntil(lambda: w.pill.state == "idle", timeout=10000)
+    assert w.gauge.maximum() == 1024 and "shift" in w.gauge.toolTip()
+    shot(w, "empty-window")
+    close_window(w)
+
+
+def test_typing_streams_a_reply(qtbot, config_dir, virtual_audio) -> None:
+    w = open_window(qtbot)
+    w.input.setFocus()
+    qtbot.keyClicks(w.input, "Tell me a short story about a cat.")
+    qtbot.keyClick(w.input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: len(w.chat.messages) == 2 and len(w.chat.messages[1].text) > 20, timeout=60000)
+    mid = w.chat.messages[1].text
+    # While a sentence is spoken it is highlighted in the streaming reply.
+    qtbot.waitUntil(lambda: bool(w.chat.messages[1].spoken), timeout=60000)
+    qtbot.wait(60)
+    assert "background-color" in w.chat.toHtml()
+    shot(w, "mid-reply")
+    qtbot.waitUntil(lambda: bool(w.chat.messages[1].latency), timeout=60000)
+    final = w.chat.messages[1].text
+    assert w.chat.messages[0].text == "Tell me a short story about a cat."
+    assert final.startswith(mid[:20]) and len(final) >= len(mid)
+    assert w.gauge.value() > 0
+    qtbot.waitUntil(lambda: "voice in" in w.chat.toHtml(), timeout=5000)
+    qtbot.waitUntil(lambda: w.pill.state == "idle", timeout=60000)
+    close_window(w)
+
+
+def test_holding_the_ptt_button_while_speaking(qtbot, config_dir, virtual_audio, speech_dir) -> None:
+    w = open_window(qtbot)
+    wav = espeak("What is your favorite color?", speech_dir / "gui-color.wav", wpm=140)
+    time.sleep(0.3)
+    qtbot.mousePress(w.ptt, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: w.pill.state == "listening", timeout=5000)
+    virtual_audio.play_into_mic(wav).wait(30)
+    qtbot.wait(400)
+    qtbot.mouseRelease(w.ptt, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(w.chat.messages) >= 2 and bool(w.chat.messages[1].latency), timeout=90000)
+    assert "color" in w.chat.messages[0].text.lower()
+    assert w.chat.messages[1].text
+    close_window(w)
+
+
+def test_space_is_push_to_talk_but_not_while_typing(qtbot, config_dir, virtual_audio) -> None:
+    w = open_window(qtbot)
+    w.chat.setFocus()
+    qtbot.keyPress(w.chat, Qt.Key.Key_Space)
+    qtbot.waitUntil(lambda: w.pill.state == "listening", timeout=5000)
+    assert w.ptt.isDown()
+    qtbot.keyRelease(w.chat, Qt.Key.Key_Space)
+    qtbot.waitUntil(lambda: w.pill.state != "listening", timeout=5000)
+    # While typing, Space is a space.
+    w.input.setFocus()
+    qtbot.keyClicks(w.input, "a b")
+    qtbot.keyPress(w.input, Qt.Key.Key_Space)
+    qtbot.keyRelease(w.input, Qt.Key.Key_Space)
+    qtbot.wait(200)
+    assert w.input.text().startswith("a b") and w.pill.state != "listening"
+    close_window(w)
+
+
+def test_missing_model_banner_and_window_stays_usable(qtbot, config_dir, virtual_audio, tmp_path) -> None:
+    s = AppSettings(llm_model=str(tmp_path / "gone.gguf"))
+    w = open_window(qtbot, s, wait_loaded=False)
+    qtbot.waitUntil(lambda: w.banners.count() > 0, timeout=30000)
+    banner = w.banners.itemAt(0).widget()
+    assert "gone.gguf" in banner.label.text() and "talk-llama models fetch" in banner.label.text()
+    qtbot.waitUntil(lambda: w.loading.isHidden(), timeout=30000)
+    shot(w, "error-banner")
+    qtbot.keyClicks(w.input, "Hello?")
+    qtbot.keyClick(w.input, Qt.Key.Key_Return)
+    texts = lambda: [w.banners.itemAt(i).widget().label.text() for i in range(w.banners.count())]  # noqa: E731
+    qtbot.waitUntil(lambda: any("No language model" in t for t in texts()), timeout=10000)
+    assert w.isVisible()
+    close_window(w)
+
+
+def test_settings_persist_across_restarts(qtbot, config_dir, virtual_audio) -> None:
+    w = open_window(qtbot, AppSettings(), wait_loaded=False)
+    dlg = SettingsDialog(w.settings, w)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    dlg.person.setText("Robin")
+    dlg.bot.setText("Juno")
+    dlg.rate.setValue(190)
+    dlg.hands_free.setChecked(True)
+    dlg.n_ctx.setValue(1536)
+    shot(dlg, "settings-dialog")
+    new = dlg.result_settings()
+    assert new.model_reload_needed(w.settings)
+    new.save()
+    w.settings = new
+    w.resize(700, 555)
+    close_window(w)
+    again = AppSettings.load()
+    assert (again.person, again.bot, again.rate, again.hands_free, again.n_ctx) == ("Robin", "Juno", 190, True, 1536)
+    w2 = MainWindow(again)
+    qtbot.addWidget(w2)
+    assert (w2.width(), w2.height()) == (700, 555)
+    w2.close()
+
+
+def test_corrupt_settings_file_gives_defaults(config_dir) -> None:
+    config_dir.mkdir(parents=True)
+    (config_dir / "settings.json").write_text("{oops")
+    assert AppSettings.load() == AppSettings()
+    assert (config_dir / "settings.json.bad").exists()
+
+
+def test_closing_during_a_reply_is_clean_and_fast(qtbot, config_dir, virtual_audio) -> None:
+    w = open_window(qtbot)
+    before = {t.name for t in threading.enumerate()}
+    w.bridge.send_text("Tell me a very long story about the sea.")
+    qtbot.waitUntil(lambda: len(w.chat.messages) == 2 and len(w.chat.messages[1].text) > 10, timeout=60000)
+    assistant = w.bridge.assistant
+    took = close_window(w)
+    assert took < 2.0
+    time.sleep(0.3)
+    alive = {t.name for t in threading.enumerate() if t.is_alive()} - before
+    assert not {n for n in alive if n.startswith(("assistant-", "speaker-"))}, alive
+    assert assistant.mic is None or not assistant.mic.is_open
+    assert (config_dir / "data" / "session" / "session.json").exists()
+
+
+def test_export_markdown_and_json(qtbot, config_dir, virtual_audio, tmp_path) -> None:
+    w = open_window(qtbot)
+    w.bridge.send_text("Hello there!")
+    qtbot.waitUntil(lambda: len(w.chat.messages) == 2 and bool(w.chat.messages[1].latency), timeout=60000)
+    w.export_to(tmp_path / "c.md", "md")
+    w.export_to(tmp_path / "c.json", "json")
+    md = (tmp_path / "c.md").read_text()
+    assert "**Sam**" in md and "Hello there!" in md and "**Max**" in md
+    import json
+
+    data = json.loads((tmp_path / "c.json").read_text())
+    assert [m["role"] for m in data["messages"]][:2] == ["user", "assistant"]
+    close_window(w)
+
+
+def test_last_session_is_restored_on_start(qtbot, config_dir, virtual_audio) -> None:
+    w = open_window(qtbot)
+    w.bridge.send_text("My name is Sam and I like tea.")
+    qtbot.waitUntil(lambda: len(w.chat.messages) == 2 and bool(w.chat.messages[1].latency), timeout=60000)
+    close_window(w)
+    w2 = open_window(qtbot)
+    qtbot.waitUntil(lambda: len(w2.chat.messages) == 2, timeout=10000)
+    assert w2.chat.messages[0].text == "My name is Sam and I like tea."
+    close_window(w2)
+
+
+@pytest.mark.skipif(shutil.which("Xvfb") is None, reason="Xvfb is installed by `make test`")
+def test_real_window_under_xvfb_with_xcb(tmp_path) -> None:
+    display = ":87"
+    xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "1024x768x24", "-nolisten", "tcp"])
+    try:
+        time.sleep(1.0)
+        env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "TALK_LLAMA_CONFIG": str(tmp_path)}
+        script = (
+            "import sys\n"
+            "from PySide6.QtWidgets import QApplication\n"
+            "from PySide6.QtCore import QTimer\n"
+            "from app.core.settings import AppSettings\n"
+            "from app.gui.main_window import MainWindow\n"
+            "app = QApplication(sys.argv)\n"
+            "assert app.platformName() == 'xcb', app.platformName()\n"
+            "w = MainWindow(AppSettings()); w.show(); w.start_assistant()\n"
+            "def done():\n"
+            "    if not w.loading.isHidden():\n"
+            "        QTimer.singleShot(200, done); return\n"
+            f"    w.grab().save({str(SHOTS / 'xcb-window.png')!r}); w.close(); app.quit()\n"
+            "QTimer.singleShot(200, done)\n"
+            "app.exec()\n"
+        )
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert (SHOTS / "xcb-window.png").stat().st_size > 5000
+    finally:
+        xvfb.terminate()
+        xvfb.wait(5)
