@@ -5,7 +5,8 @@ Same model, same scripted turns, same run, n_ctx 512:
 - baseline: a message list passed to `create_chat_completion`, history truncated from the front to
   fit (llama-cpp-python reuses the common prefix, so it only re-evaluates once truncation starts:
   from then on every turn re-evaluates the whole window).
-Prompt-eval tokens and ms per turn come from llama.cpp's own perf counters for both.
+Engine and baseline turns are interleaved (same load on both). The engine's prompt cost is its
+timed user-segment evaluation; the baseline's comes from llama.cpp's perf counters.
 Also: generation speed vs `create_completion(stream=True)` on the same prompt, the cost of a shift
 (KL divergence and top-1 agreement of the next-token distribution vs a fresh evaluation of the same
 surviving tokens), and RSS after many short turns.
@@ -47,38 +48,45 @@ def perf(ctx) -> tuple[int, float]:
     return int(p.n_p_eval), float(p.t_p_eval_ms)
 
 
-def run_engine(turns: int) -> list[tuple[int, float]]:
-    conv = Conversation(LlmConfig(default_model_path("llm"), n_ctx=N_CTX, temperature=0, max_tokens=MAX_TOKENS))
-    rows = []
-    for i in range(turns):
-        llama_cpp.llama_perf_context_reset(conv.llama.ctx)
-        conv.say(question(i))
-        s = conv.last_stats
-        rows.append((s.prompt_tokens, s.t_prompt_ms))
-    conv.close()
-    return rows
+class EngineSide:
+    """The persistent, shifting engine."""
+
+    def __init__(self) -> None:
+        self.conv = Conversation(LlmConfig(default_model_path("llm"), n_ctx=N_CTX, temperature=0,
+                                           max_tokens=MAX_TOKENS))
+
+    def turn(self, i: int) -> tuple[int, float]:
+        self.conv.say(question(i))
+        s = self.conv.last_stats
+        return s.prompt_tokens, s.t_prompt_ms
+
+    def close(self) -> None:
+        self.conv.close()
 
 
-def run_baseline(turns: int, system: str) -> list[tuple[int, float]]:
-    llm = llama_cpp.Llama(str(default_model_path("llm")), n_ctx=N_CTX, verbose=False, seed=0)
-    messages = [{"role": "system", "content": system}]
-    rows = []
-    for i in range(turns):
+class BaselineSide:
+    """What a typical llama-cpp-python app does: a message list, create_chat_completion, and the
+    oldest exchanges dropped from the front when the prompt would not fit."""
+
+    def __init__(self, system: str) -> None:
+        self.llm = llama_cpp.Llama(str(default_model_path("llm")), n_ctx=N_CTX, verbose=False, seed=0)
+        self.messages = [{"role": "system", "content": system}]
+
+    def turn(self, i: int) -> tuple[int, float]:
+        llm, messages = self.llm, self.messages
         messages.append({"role": "user", "content": question(i)})
-        while True:  # truncate the oldest exchange until prompt + reply fit
+        while True:
             prompt = llm.tokenize(_render(llm, messages).encode(), add_bos=False, special=True)
             if len(prompt) + MAX_TOKENS < N_CTX or len(messages) <= 2:
                 break
             del messages[1:3]
         llama_cpp.llama_perf_context_reset(llm.ctx)
         out = llm.create_chat_completion(messages, max_tokens=MAX_TOKENS, temperature=0)
-        n, ms = perf(llm.ctx)
-        # llama.cpp counts the first generated token's eval with the prompt batch; subtract none:
-        # the baseline's prompt work is what matters and both sides are measured the same way.
-        rows.append((n, ms))
         messages.append({"role": "assistant", "content": out["choices"][0]["message"]["content"]})
-    llm.close()
-    return rows
+        return perf(llm.ctx)
+
+    def close(self) -> None:
+        self.llm.close()
 
 
 def _render(llm: llama_cpp.Llama, messages: list[dict]) -> str:
@@ -172,9 +180,13 @@ def main() -> None:
     ap.add_argument("--turns", type=int, default=200)
     ap.add_argument("--rss-turns", type=int, default=1000)
     args = ap.parse_args()
-    system = Persona().render()
-    eng = run_engine(args.turns)
-    base = run_baseline(args.turns, system)
+    engine, baseline = EngineSide(), BaselineSide(Persona().render())
+    eng, base = [], []
+    for i in range(args.turns):  # interleaved, so machine load hits both sides alike
+        eng.append(engine.turn(i))
+        base.append(baseline.turn(i))
+    engine.close()
+    baseline.close()
     last = slice(args.turns - 10, args.turns)  # turn-200 figures: mean of the last 10 turns (noise)
     eng_last = float(np.mean([ms for _, ms in eng[last]]))
     base_last = float(np.mean([ms for _, ms in base[last]]))

@@ -87,3 +87,11 @@ def test_flush_remainder() -> None:
 )
 def test_speakable(raw: str, spoken: str) -> None:
     assert speakable(raw) == spoken
+
+
+def test_first_chunk_may_end_at_a_clause() -> None:
+    text = "Well, the moon is about 384,000 kilometres away, which is far. It is bright."
+    out = split_streamed(text, first_clause_chars=20)
+    assert out[0] == "Well, the moon is about 384,000 kilometres away,"
+    assert out[1:] == ["which is far.", "It is bright."]
+    assert split_streamed(text)[0] == "Well, the moon is about 384,000 kilometres away, which is far."

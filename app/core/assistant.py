@@ -36,7 +36,7 @@ from app.core.echo import EchoGuard
 from app.core.llm import Conversation, LlmConfig
 from app.core.persona import Persona
 from app.core.speaker import Speaker, SpeakerConfig, SpeakerEvent
-from app.core.stt import SttConfig, Transcriber
+from app.core.stt import SttConfig, Transcriber, Transcript
 from app.core.text import SentenceSplitter, speakable
 from app.core.vad import RATE, SegmentEvent, Segmenter, VadConfig
 
@@ -82,6 +82,7 @@ class _Turn:
     text: str
     t_speech_end: float  # perf_counter when the user stopped talking (or pressed Enter)
     t_transcript: float | None = None
+    stt_ms: float = 0.0  # time whisper took (the rest of t_transcript is VAD and queueing)
     cancel: threading.Event = field(default_factory=threading.Event)
     stamps: dict[str, float] = field(default_factory=dict)
 
@@ -126,8 +127,10 @@ class Assistant:
         self.mic: Microphone | None = None
         self.echo = EchoGuard()
         self.segmenter = Segmenter(config.vad, on_event=self._on_segment)
-        self._stt_q: queue.Queue[tuple[np.ndarray, float] | None] = queue.Queue()
+        # (audio, t_speech_end, speech_end_sample, final?): non-final items are speculative
+        self._stt_q: queue.Queue[tuple[np.ndarray, float, int, bool] | None] = queue.Queue()
         self._llm_q: queue.Queue[_Turn | Callable[[], None] | None] = queue.Queue()
+        self.last_utterance = np.zeros(0, np.float32)  # the last audio sent to whisper (diagnostics)
         self._turn: _Turn | None = None
         self._speaking_turn: _Turn | None = None
         self._listening = False
@@ -203,7 +206,7 @@ class Assistant:
         self._listening = False
         audio = self.mic.stop_utterance()
         self._set_state(State.TRANSCRIBING)
-        self._stt_q.put((audio, time.perf_counter()))
+        self._stt_q.put((audio, time.perf_counter(), -1, True))
 
     def send_text(self, text: str) -> None:
         """A typed message: goes straight to the conversation."""
@@ -246,9 +249,11 @@ class Assistant:
         if ev.kind == "speech_started":
             self._set_state(State.LISTENING)
             return
-        ago = (self.segmenter._sample - ev.end_sample) / RATE
-        self._set_state(State.TRANSCRIBING)
-        self._stt_q.put((ev.audio, time.perf_counter() - ago))
+        ago = (self.segmenter.position - ev.end_sample) / RATE
+        final = ev.kind != "pause"
+        if final:
+            self._set_state(State.TRANSCRIBING)
+        self._stt_q.put((ev.audio, time.perf_counter() - ago, ev.end_sample, final))
         if ev.kind == "capped":
             self.emit(Event("notice", {"message": "long utterance cut at the configured limit"}))
 
@@ -273,12 +278,21 @@ class Assistant:
             self.emit(Event("loading", {"part": "whisper", "done": True}))
         except Exception as exc:  # missing/corrupt model, library failure: keep typing usable
             self._error(f"Speech recognition unavailable: {exc}", "whisper")
+        speculative: tuple[int, Transcript] | None = None
         while (item := self._stt_q.get()) is not None:
-            audio, t_end = item
+            audio, t_end, end_sample, final = item
             if self.transcriber is None:
                 self._set_state(State.IDLE)
                 continue
-            result = self.transcriber.transcribe(audio)
+            if not final:  # a pause: transcribe now, in case it turns out to be the end
+                speculative = (end_sample, self.transcriber.transcribe(audio))
+                continue
+            self.last_utterance = audio
+            if speculative is not None and speculative[0] == end_sample and end_sample >= 0:
+                result = speculative[1]  # no speech since the pause: the early result stands
+            else:
+                result = self.transcriber.transcribe(audio)
+            speculative = None
             self.emit(Event("transcript", {"text": result.text, "rejected": result.rejected,
                                            "reason": result.reason, "prob": result.prob}))
             text = result.text
@@ -290,7 +304,7 @@ class Assistant:
                 if self._turn is None:
                     self._set_state(State.IDLE)
                 continue
-            self._llm_q.put(_Turn(text, t_end, time.perf_counter()))
+            self._llm_q.put(_Turn(text, t_end, time.perf_counter(), result.transcribe_s * 1000))
 
     def _llm_loop(self) -> None:
         try:
@@ -321,7 +335,7 @@ class Assistant:
         self._set_state(State.THINKING)
         if self.config.heard_ok and self.speaker.available:
             self.speaker.say(self.config.heard_ok)
-        splitter = SentenceSplitter()
+        splitter = SentenceSplitter(first_clause_chars=20)
         pieces: list[str] = []
         try:
             for piece in self.conversation.stream(turn.text, turn.cancel):
@@ -368,6 +382,7 @@ class Assistant:
             "user": turn.text, "reply": reply, "interrupted": turn.cancel.is_set(),
             "t_speech_end": turn.t_speech_end,
             "t_transcript_ms": round((turn.t_transcript - turn.t_speech_end) * 1000, 1) if turn.t_transcript else None,
+            "stt_ms": round(turn.stt_ms, 1),
             "t_first_token_ms": rel("first_token"), "t_first_sentence_ms": rel("first_sentence"),
             "t_first_audio_ms": rel("first_audio"),
         }

@@ -26,9 +26,13 @@ CLAUSE_BREAK = re.compile(r"[,;:—–](?=\s)|\s[-–—]\s")
 class SentenceSplitter:
     """Incremental sentence splitter for streamed text (one per reply; not thread-safe)."""
 
-    def __init__(self, max_chars: int = 140, min_chars: int = 30) -> None:
+    def __init__(self, max_chars: int = 140, min_chars: int = 30, first_clause_chars: int = 0) -> None:
+        """`first_clause_chars` > 0: the FIRST chunk may end at a clause break once it is this
+        long, so speech starts sooner (later chunks are whole sentences)."""
         self.max_chars = max_chars
         self.min_chars = min_chars
+        self.first_clause_chars = first_clause_chars
+        self._emitted_any = False
         self._buf = ""
 
     def feed(self, piece: str) -> list[str]:
@@ -48,16 +52,19 @@ class SentenceSplitter:
         while True:
             cut = _find_boundary(self._buf, final)
             if cut is None and len(self._buf.strip()) > self.max_chars:
-                cut = self._clause_cut()
+                cut = self._clause_cut(self.min_chars)
+            if cut is None and not self._emitted_any and self.first_clause_chars:
+                cut = self._clause_cut(self.first_clause_chars)
             if cut is None:
                 return out
             sentence, self._buf = self._buf[:cut].strip(), self._buf[cut:]
             if sentence:
                 out.append(sentence)
+                self._emitted_any = True
 
-    def _clause_cut(self) -> int | None:
+    def _clause_cut(self, min_chars: int) -> int | None:
         for m in CLAUSE_BREAK.finditer(self._buf):
-            if m.end() >= self.min_chars:
+            if m.end() >= min_chars:
                 return m.end()
         return None
 

@@ -5,8 +5,9 @@
   hum, low noise and clicks do not count as speech.
 - `talk_llama_vad`: talk-llama's own end-of-speech rule (`vad_thold`, `freq_thold`, `last_ms`),
   kept for parity with its flags and used by the benchmark as the baseline.
-- `Segmenter`: feed 16 kHz blocks; it reports `speech_started` and, once `end_silence_ms` of
-  non-speech follows speech, `utterance` (with pre-roll). Short pauses inside a sentence (below
+- `Segmenter`: feed 16 kHz blocks; it reports `speech_started`, `pause` (after `pause_ms` of
+  silence: the utterance so far, so whisper can start before the end is certain) and, once
+  `end_silence_ms` of non-speech follows speech, `utterance` (with pre-roll). Short pauses inside a sentence (below
   `end_silence_ms`) do not cut it. Single-threaded: call `feed` from one thread.
 - `speech_stats` / `has_speech`: the gate in front of whisper that keeps silence and noise from
   ever becoming a turn.
@@ -33,6 +34,7 @@ class VadConfig:
     min_speech_ms: int = 120  # speech this long starts an utterance
     end_silence_ms: int = 400  # this much non-speech after speech ends it (<= 500 ms target)
     preroll_ms: int = 250
+    pause_ms: int = 160  # this much silence emits `pause` (lets whisper start early)
     max_utterance_s: float = 30.0
     min_rms_db: float = -50.0  # absolute floor: quieter frames are never speech
     snr_db: float = 9.0  # a speech frame must be this far above the noise floor
@@ -93,7 +95,7 @@ def talk_llama_vad(pcm: np.ndarray, last_ms: int, vad_thold: float, freq_thold: 
 
 @dataclass
 class SegmentEvent:
-    kind: str  # speech_started | utterance | capped
+    kind: str  # speech_started | pause | utterance | capped
     audio: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
     end_sample: int = 0  # absolute sample index where speech ended (for latency measurement)
 
@@ -114,6 +116,11 @@ class Segmenter:
         self._sample = 0
         self._last_speech_end = 0
         self.enabled = True
+
+    @property
+    def position(self) -> int:
+        """Samples processed so far (the clock of `SegmentEvent.end_sample`)."""
+        return self._sample
 
     def reset(self) -> None:
         self._history.clear()
@@ -158,6 +165,8 @@ class Segmenter:
             self._silence_run += 1
         if self._silence_run * frame_ms >= c.end_silence_ms:
             return self._close("utterance")
+        if c.pause_ms and self._silence_run * frame_ms == c.pause_ms // frame_ms * frame_ms:
+            return SegmentEvent("pause", np.concatenate(self._utt), self._last_speech_end)
         if len(self._utt) * frame_ms >= c.max_utterance_s * 1000:
             return self._close("capped")
         return None

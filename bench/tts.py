@@ -1,0 +1,128 @@
+"""TTS benchmark on the virtual speaker: our Speaker vs pyttsx3's own say()+runAndWait() path.
+
+Measured on the device (a level monitor of `speaker.monitor`, same monotonic clock):
+- first audio: a 10-word sentence handed over -> first sample heard (target <= 150 ms);
+- gap: silence between two queued sentences beyond the silence inside the synthesized audio;
+- stop: stop() called -> sound ends (target <= 100 ms);
+pyttsx3's path is run in a subprocess (it writes a temp WAV and plays it with aplay; its stop()
+does not interrupt, so its 'stop' figure is how long the sentence keeps playing).
+Run: .venv/bin/python -m bench.tts
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench.common import emit, pct
+from tests.support.pulse import VirtualAudio
+
+SENTENCE = "The quick brown fox jumps over the lazy dog near the river."  # 11 words
+LONG = "This sentence is long on purpose, so that it is still playing when we ask it to stop talking."
+LOUD = 0.003
+REPEATS = 7
+
+
+def first_loud(times: np.ndarray, rms: np.ndarray, after: float) -> float | None:
+    t = times[(rms > LOUD) & (times > after)]
+    return float(t[0]) if len(t) else None
+
+
+def last_loud(times: np.ndarray, rms: np.ndarray, after: float) -> float | None:
+    t = times[(rms > LOUD) & (times > after)]
+    return float(t[-1]) if len(t) else None
+
+
+def _silences(times: np.ndarray, rms: np.ndarray) -> np.ndarray:
+    loud = times[rms > LOUD]
+    return np.diff(loud) if len(loud) > 1 else np.zeros(1)
+
+
+def ours(monitor_cls, tmp: Path) -> dict:
+    from app.core.speaker import Speaker
+    from app.core.tts import Synthesizer
+
+    sp = Speaker()
+    synth = Synthesizer.get()
+    # Silence that is part of the synthesized audio itself (lead + trailing pause).
+    pcm = synth.synthesize(SENTENCE)
+    blk = int(synth.sample_rate * 0.005)
+    env = np.sqrt((pcm[: len(pcm) // blk * blk].reshape(-1, blk) ** 2).mean(axis=1))
+    loud_blocks = np.nonzero(env > LOUD)[0] * 0.005
+    inherent = float(loud_blocks[0] + len(pcm) / synth.sample_rate - loud_blocks[-1])
+    first, stops, gaps = [], [], []
+    for i in range(REPEATS):
+        mon = monitor_cls(tmp / f"o{i}")
+        t0 = time.monotonic()
+        sp.say(SENTENCE)
+        sp.say(SENTENCE)
+        sp.wait(30)
+        time.sleep(0.2)
+        times, rms = mon.stop()
+        first.append((first_loud(times, rms, t0) - t0) * 1000)
+        gaps.append(max(0.0, float(np.max(_silences(times, rms))) - inherent) * 1000)
+        mon = monitor_cls(tmp / f"s{i}")
+        sp.say(LONG)
+        time.sleep(1.2)  # well into the sentence
+        t_stop = time.monotonic()
+        sp.stop()
+        time.sleep(0.6)
+        times, rms = mon.stop()
+        tail = last_loud(times, rms, t_stop)
+        stops.append(((tail - t_stop) * 1000) if tail else 0.0)
+    sp.close()
+    return {"first_audio_ms_p50": round(pct(first, 50), 1), "first_audio_ms_p90": round(pct(first, 90), 1),
+            "gap_ms_p50": round(pct(gaps, 50), 1), "gap_ms_max": round(max(gaps), 1),
+            "stop_ms_p50": round(pct(stops, 50), 1), "stop_ms_max": round(max(stops), 1)}
+
+
+PYTTSX3_SCRIPT = """
+import sys, time, pyttsx3
+e = pyttsx3.init()
+e.say(" "); e.runAndWait()  # the first runAndWait returns early: warm it up
+print(time.monotonic(), flush=True)
+e.say(sys.argv[1]); e.runAndWait()
+print(time.monotonic(), flush=True)
+"""
+
+
+def pyttsx3_path(monitor_cls, tmp: Path) -> dict:
+    first, total = [], []
+    for i in range(REPEATS):
+        mon = monitor_cls(tmp / f"p{i}")
+        out = subprocess.run([sys.executable, "-c", PYTTSX3_SCRIPT, SENTENCE], capture_output=True, text=True,
+                             timeout=60).stdout.split()
+        time.sleep(0.3)
+        times, rms = mon.stop()
+        t0, t1 = float(out[-2]), float(out[-1])
+        start = first_loud(times, rms, t0)
+        if start is not None:
+            first.append((start - t0) * 1000)
+        total.append((t1 - t0) * 1000)
+    # stop(): pyttsx3 cannot interrupt a sentence; sound continues to its end
+    return {"first_audio_ms_p50": round(pct(first, 50), 1), "first_audio_ms_p90": round(pct(first, 90), 1),
+            "say_runandwait_ms_p50": round(pct(total, 50), 1), "stop": "not interruptible"}
+
+
+def main() -> None:
+    audio = VirtualAudio().start()
+    try:
+        from tests.support.monitor import Monitor
+
+        with tempfile.TemporaryDirectory() as d:
+            tmp = Path(d)
+            a = ours(Monitor, tmp)
+            b = pyttsx3_path(Monitor, tmp)
+    finally:
+        audio.stop()
+    emit("tts", {"ours": a, "pyttsx3": b,
+                 "first_audio_speedup": round(b["first_audio_ms_p50"] / a["first_audio_ms_p50"], 2)})
+
+
+if __name__ == "__main__":
+    main()
