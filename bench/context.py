@@ -35,8 +35,24 @@ from bench.common import emit
 
 N_CTX = 512
 MAX_TOKENS = 16
-TOPICS = ["apples", "rivers", "guitars", "mountains", "pencils", "windows", "tigers", "candles",
-          "rockets", "bread", "clouds", "bicycles", "oceans", "owls", "trains", "coffee"]
+TOPICS = [
+    "apples",
+    "rivers",
+    "guitars",
+    "mountains",
+    "pencils",
+    "windows",
+    "tigers",
+    "candles",
+    "rockets",
+    "bread",
+    "clouds",
+    "bicycles",
+    "oceans",
+    "owls",
+    "trains",
+    "coffee",
+]
 
 
 def question(i: int) -> str:
@@ -52,8 +68,9 @@ class EngineSide:
     """The persistent, shifting engine."""
 
     def __init__(self) -> None:
-        self.conv = Conversation(LlmConfig(default_model_path("llm"), n_ctx=N_CTX, temperature=0,
-                                           max_tokens=MAX_TOKENS))
+        self.conv = Conversation(
+            LlmConfig(default_model_path("llm"), n_ctx=N_CTX, temperature=0, max_tokens=MAX_TOKENS)
+        )
 
     def turn(self, i: int) -> tuple[int, float]:
         self.conv.say(question(i))
@@ -92,8 +109,9 @@ class BaselineSide:
 def _render(llm: llama_cpp.Llama, messages: list[dict]) -> str:
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-    fmt = Jinja2ChatFormatter(llm.metadata["tokenizer.chat_template"], eos_token="", bos_token="",
-                              add_generation_prompt=True)
+    fmt = Jinja2ChatFormatter(
+        llm.metadata["tokenizer.chat_template"], eos_token="", bos_token="", add_generation_prompt=True
+    )
     return fmt(messages=messages).prompt
 
 
@@ -105,14 +123,14 @@ def generation_speed(n_tokens: int = 96) -> dict:
     eng, base = [], []
     for _ in range(3):
         conv.reset()
-        t0 = time.perf_counter()
         pieces = list(conv.stream(prompt))
         s = conv.last_stats
         eng.append(s.gen_tokens / (s.t_gen_ms / 1000))
         assert pieces
-        text = _render(llm, [{"role": "system", "content": conv.system_prompt}, {"role": "user", "content": prompt}])
+        text = _render(
+            llm, [{"role": "system", "content": conv.system_prompt}, {"role": "user", "content": prompt}]
+        )
         llm.reset()
-        t0 = time.perf_counter()
         n, first = 0, None
         for _chunk in llm.create_completion(text, max_tokens=n_tokens, temperature=0, stream=True):
             n += 1
@@ -120,13 +138,18 @@ def generation_speed(n_tokens: int = 96) -> dict:
         base.append((n - 1) / (time.perf_counter() - first) if n > 1 else 0.0)
     conv.close()
     llm.close()
-    return {"engine_tok_s": round(float(np.median(eng)), 1), "create_completion_tok_s": round(float(np.median(base)), 1),
-            "ratio": round(float(np.median(eng) / np.median(base)), 3)}
+    return {
+        "engine_tok_s": round(float(np.median(eng)), 1),
+        "create_completion_tok_s": round(float(np.median(base)), 1),
+        "ratio": round(float(np.median(eng) / np.median(base)), 3),
+    }
 
 
 def shift_cost(shifts_wanted: int = 6) -> dict:
     """Next-token distribution after a shift vs a fresh evaluation of the same surviving tokens."""
-    conv = Conversation(LlmConfig(default_model_path("llm"), n_ctx=N_CTX, temperature=0, max_tokens=MAX_TOKENS))
+    conv = Conversation(
+        LlmConfig(default_model_path("llm"), n_ctx=N_CTX, temperature=0, max_tokens=MAX_TOKENS)
+    )
     fresh = llama_cpp.Llama(str(default_model_path("llm")), n_ctx=N_CTX, verbose=False)
     kls, agree = [], []
     i = 0
@@ -151,13 +174,19 @@ def shift_cost(shifts_wanted: int = 6) -> dict:
         conv.ledger.turns.pop()
     conv.close()
     fresh.close()
-    return {"shifts_measured": len(kls), "kl_mean": round(float(np.mean(kls)), 4),
-            "kl_max": round(float(np.max(kls)), 4), "top1_agreement": round(float(np.mean(agree)), 3)}
+    return {
+        "shifts_measured": len(kls),
+        "kl_mean": round(float(np.mean(kls)), 4),
+        "kl_max": round(float(np.max(kls)), 4),
+        "top1_agreement": round(float(np.mean(agree)), 3),
+    }
 
 
 def _probs(llm: llama_cpp.Llama) -> np.ndarray:
     n_vocab = llm.n_vocab()
-    logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(n_vocab,)).astype(np.float64)
+    logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(n_vocab,)).astype(
+        np.float64
+    )
     e = np.exp(logits - logits.max())
     return e / e.sum()
 
@@ -171,8 +200,11 @@ def rss_growth(turns: int) -> dict:
         if i in (50, turns):
             rss[i] = proc.memory_info().rss
     conv.close()
-    return {"rss_mb_50": round(rss[50] / 2**20, 1), f"rss_mb_{turns}": round(rss[turns] / 2**20, 1),
-            "growth_pct": round(100 * (rss[turns] / rss[50] - 1), 2)}
+    return {
+        "rss_mb_50": round(rss[50] / 2**20, 1),
+        f"rss_mb_{turns}": round(rss[turns] / 2**20, 1),
+        "growth_pct": round(100 * (rss[turns] / rss[50] - 1), 2),
+    }
 
 
 def main() -> None:
@@ -192,10 +224,14 @@ def main() -> None:
     base_last = float(np.mean([ms for _, ms in base[last]]))
     eng_t2 = float(np.mean([ms for _, ms in eng[1:4]]))
     result = {
-        "turns": args.turns, "n_ctx": N_CTX,
-        "engine_prompt_tokens_turn2": eng[1][0], "engine_prompt_tokens_last": eng[-1][0],
-        "baseline_prompt_tokens_turn2": base[1][0], "baseline_prompt_tokens_last": base[-1][0],
-        "engine_prompt_ms_turn2": round(eng_t2, 1), "engine_prompt_ms_last": round(eng_last, 1),
+        "turns": args.turns,
+        "n_ctx": N_CTX,
+        "engine_prompt_tokens_turn2": eng[1][0],
+        "engine_prompt_tokens_last": eng[-1][0],
+        "baseline_prompt_tokens_turn2": base[1][0],
+        "baseline_prompt_tokens_last": base[-1][0],
+        "engine_prompt_ms_turn2": round(eng_t2, 1),
+        "engine_prompt_ms_last": round(eng_last, 1),
         "baseline_prompt_ms_last": round(base_last, 1),
         "engine_last_over_turn2": round(eng_last / eng_t2, 3),
         "baseline_over_engine_last": round(base_last / eng_last, 2),

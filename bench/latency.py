@@ -21,12 +21,12 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import numpy as np  # noqa: E402
-import soundfile as sf  # noqa: E402
+import numpy as np
+import soundfile as sf
 
-from bench.common import emit, pct, speak_16k  # noqa: E402
-from bench.phrases import PHRASES  # noqa: E402
-from tests.support.pulse import VirtualAudio  # noqa: E402
+from bench.common import emit, pct, speak_16k
+from bench.phrases import PHRASES
+from tests.support.pulse import VirtualAudio
 
 LOUD = 0.003
 
@@ -59,7 +59,9 @@ def run(audio: VirtualAudio, n_questions: int, tmp: Path) -> dict:
     # the baseline's own components (same models, separate context)
     base_conv, base_stt, base_sp = Conversation(llm_cfg), Transcriber(stt_cfg), Speaker()
 
-    ours: dict[str, list[float]] = {k: [] for k in ("transcript", "first_token", "first_sentence", "first_audio", "heard")}
+    ours: dict[str, list[float]] = {
+        k: [] for k in ("transcript", "first_token", "first_sentence", "first_audio", "heard")
+    }
     base: dict[str, list[float]] = {k: [] for k in ("transcript", "reply_done", "heard")}
     for i in range(n_questions):
         phrase = PHRASES[i % len(PHRASES)]

@@ -50,12 +50,20 @@ def main() -> None:
     tr = Transcriber(SttConfig(default_model_path("whisper")))
     clips = [(p, v, speak_16k(p, v)) for v in VOICES for p in PHRASES]
     rows = {"auto": [], "full": []}
-    for phrase, voice, clip in clips:
+    for phrase, _voice, clip in clips:
         for name, ctx in (("auto", None), ("full", FULL_AUDIO_CTX)):
             r = tr.transcribe(clip, audio_ctx=ctx)
             e, n = wer(phrase, r.text)
-            rows[name].append({"dur": len(clip) / RATE, "rtf": r.transcribe_s / (len(clip) / RATE),
-                               "edits": e, "words": n, "ctx": r.audio_ctx, "text": r.text})
+            rows[name].append(
+                {
+                    "dur": len(clip) / RATE,
+                    "rtf": r.transcribe_s / (len(clip) / RATE),
+                    "edits": e,
+                    "words": n,
+                    "ctx": r.audio_ctx,
+                    "text": r.text,
+                }
+            )
     eos = [eos_latency(c) for _, _, c in clips]
     ours = [a for a, _ in eos if a is not None]
     theirs = [b for _, b in eos if b is not None]
@@ -69,9 +77,16 @@ def main() -> None:
         }
     result["speedup_auto_vs_full"] = round(result["full"]["rtf_p50"] / result["auto"]["rtf_p50"], 2)
     result["wer_delta_points"] = round(result["auto"]["wer_pct"] - result["full"]["wer_pct"], 2)
-    result["eos_ms_ours"] = {"p50": round(pct(ours, 50)), "p90": round(pct(ours, 90)), "missed": len(eos) - len(ours)}
-    result["eos_ms_talk_llama"] = {"p50": round(pct(theirs, 50)), "p90": round(pct(theirs, 90)),
-                                   "missed": len(eos) - len(theirs)}
+    result["eos_ms_ours"] = {
+        "p50": round(pct(ours, 50)),
+        "p90": round(pct(ours, 90)),
+        "missed": len(eos) - len(ours),
+    }
+    result["eos_ms_talk_llama"] = {
+        "p50": round(pct(theirs, 50)),
+        "p90": round(pct(theirs, 90)),
+        "missed": len(eos) - len(theirs),
+    }
     result["errors_auto"] = [r["text"] for r in rows["auto"] if r["edits"]]
     result["errors_full"] = [r["text"] for r in rows["full"] if r["edits"]]
     emit("stt", result)

@@ -76,9 +76,14 @@ def ours(monitor_cls, tmp: Path) -> dict:
         tail = last_loud(times, rms, t_stop)
         stops.append(((tail - t_stop) * 1000) if tail else 0.0)
     sp.close()
-    return {"first_audio_ms_p50": round(pct(first, 50), 1), "first_audio_ms_p90": round(pct(first, 90), 1),
-            "gap_ms_p50": round(pct(gaps, 50), 1), "gap_ms_max": round(max(gaps), 1),
-            "stop_ms_p50": round(pct(stops, 50), 1), "stop_ms_max": round(max(stops), 1)}
+    return {
+        "first_audio_ms_p50": round(pct(first, 50), 1),
+        "first_audio_ms_p90": round(pct(first, 90), 1),
+        "gap_ms_p50": round(pct(gaps, 50), 1),
+        "gap_ms_max": round(max(gaps), 1),
+        "stop_ms_p50": round(pct(stops, 50), 1),
+        "stop_ms_max": round(max(stops), 1),
+    }
 
 
 PYTTSX3_SCRIPT = """
@@ -95,8 +100,9 @@ def pyttsx3_path(monitor_cls, tmp: Path) -> dict:
     first, total = [], []
     for i in range(REPEATS):
         mon = monitor_cls(tmp / f"p{i}")
-        out = subprocess.run([sys.executable, "-c", PYTTSX3_SCRIPT, SENTENCE], capture_output=True, text=True,
-                             timeout=60).stdout.split()
+        out = subprocess.run(
+            [sys.executable, "-c", PYTTSX3_SCRIPT, SENTENCE], capture_output=True, text=True, timeout=60
+        ).stdout.split()
         time.sleep(0.3)
         times, rms = mon.stop()
         t0, t1 = float(out[-2]), float(out[-1])
@@ -105,8 +111,12 @@ def pyttsx3_path(monitor_cls, tmp: Path) -> dict:
             first.append((start - t0) * 1000)
         total.append((t1 - t0) * 1000)
     # stop(): pyttsx3 cannot interrupt a sentence; sound continues to its end
-    return {"first_audio_ms_p50": round(pct(first, 50), 1), "first_audio_ms_p90": round(pct(first, 90), 1),
-            "say_runandwait_ms_p50": round(pct(total, 50), 1), "stop": "not interruptible"}
+    return {
+        "first_audio_ms_p50": round(pct(first, 50), 1),
+        "first_audio_ms_p90": round(pct(first, 90), 1),
+        "say_runandwait_ms_p50": round(pct(total, 50), 1),
+        "stop": "not interruptible",
+    }
 
 
 def main() -> None:
@@ -120,8 +130,14 @@ def main() -> None:
             b = pyttsx3_path(Monitor, tmp)
     finally:
         audio.stop()
-    emit("tts", {"ours": a, "pyttsx3": b,
-                 "first_audio_speedup": round(b["first_audio_ms_p50"] / a["first_audio_ms_p50"], 2)})
+    emit(
+        "tts",
+        {
+            "ours": a,
+            "pyttsx3": b,
+            "first_audio_speedup": round(b["first_audio_ms_p50"] / a["first_audio_ms_p50"], 2),
+        },
+    )
 
 
 if __name__ == "__main__":

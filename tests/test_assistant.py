@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from app.core.assistant import Assistant, AssistantConfig, Event, State, strip_wake_command
 from app.core.llm import LlmConfig
@@ -48,7 +47,10 @@ class Recorder:
 def make(llm_model: Path, whisper_model: Path, rec: Recorder, **kw) -> Assistant:
     cfg = AssistantConfig(
         llm=LlmConfig(llm_model, n_ctx=1024, temperature=0, max_tokens=kw.pop("max_tokens", 40)),
-        stt=SttConfig(whisper_model), persona=Persona("Sam", "Max"), **kw)
+        stt=SttConfig(whisper_model),
+        persona=Persona("Sam", "Max"),
+        **kw,
+    )
     a = Assistant(cfg, rec)
     a.start()
     deadline = time.monotonic() + 60
@@ -65,7 +67,9 @@ def test_wake_command() -> None:
     assert strip_wake_command("What time is it?", "hey max") is None
 
 
-def test_hands_free_question_is_answered_aloud(virtual_audio, llm_model, whisper_model, speech_dir, tmp_path) -> None:
+def test_hands_free_question_is_answered_aloud(
+    virtual_audio, llm_model, whisper_model, speech_dir, tmp_path
+) -> None:
     rec = Recorder()
     a = make(llm_model, whisper_model, rec, hands_free=True)
     mon = Monitor(tmp_path / "levels")
@@ -106,7 +110,9 @@ def test_push_to_talk_barges_in_and_next_question_is_answered(
         virtual_audio.play_into_mic(wav).wait(30)
         time.sleep(0.4)
         a.release()
-        second = rec.wait_for("turn", 90, lambda e: "tea" in e.data["user"].lower() and "cup" in e.data["user"].lower())
+        second = rec.wait_for(
+            "turn", 90, lambda e: "tea" in e.data["user"].lower() and "cup" in e.data["user"].lower()
+        )
         times, rms = mon.stop()
     finally:
         a.shutdown()
@@ -122,8 +128,9 @@ def test_push_to_talk_barges_in_and_next_question_is_answered(
 
 def test_own_voice_looped_into_the_mic_is_not_a_turn(virtual_audio, llm_model, whisper_model) -> None:
     rec = Recorder()
-    module = virtual_audio.pactl("load-module", "module-loopback", "source=speaker.monitor",
-                                 "sink=micfeed", "latency_msec=30").strip()
+    module = virtual_audio.pactl(
+        "load-module", "module-loopback", "source=speaker.monitor", "sink=micfeed", "latency_msec=30"
+    ).strip()
     a = make(llm_model, whisper_model, rec, hands_free=True, max_tokens=60)
     try:
         a.send_text("Tell me about the ocean in three sentences.")
@@ -153,7 +160,9 @@ def test_typing_works_without_a_microphone(llm_model, whisper_model) -> None:
 
 def test_missing_model_is_reported_and_app_stays_up(tmp_path, whisper_model) -> None:
     rec = Recorder()
-    cfg = AssistantConfig(llm=LlmConfig(tmp_path / "missing.gguf"), stt=SttConfig(whisper_model), use_microphone=False)
+    cfg = AssistantConfig(
+        llm=LlmConfig(tmp_path / "missing.gguf"), stt=SttConfig(whisper_model), use_microphone=False
+    )
     a = Assistant(cfg, rec)
     a.start()
     err = rec.wait_for("error", 30, lambda e: e.data["source"] == "llm")

@@ -157,7 +157,13 @@ def test_settings_persist_across_restarts(qtbot, config_dir, virtual_audio) -> N
     w.resize(700, 555)
     close_window(w)
     again = AppSettings.load()
-    assert (again.person, again.bot, again.rate, again.hands_free, again.n_ctx) == ("Robin", "Juno", 190, True, 1536)
+    assert (again.person, again.bot, again.rate, again.hands_free, again.n_ctx) == (
+        "Robin",
+        "Juno",
+        190,
+        True,
+        1536,
+    )
     w2 = MainWindow(again)
     qtbot.addWidget(w2)
     assert (w2.width(), w2.height()) == (700, 555)
@@ -236,7 +242,9 @@ def test_real_window_under_xvfb_with_xcb(tmp_path) -> None:
             "app.exec()\n"
         )
         SHOTS.mkdir(parents=True, exist_ok=True)
-        r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+        r = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+        )
         assert r.returncode == 0, r.stderr[-2000:]
         assert (SHOTS / "xcb-window.png").stat().st_size > 5000
     finally:

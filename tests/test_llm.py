@@ -15,8 +15,24 @@ from app.core.chat_format import PlainChatFormat
 from app.core.llm import Conversation, LlmConfig, _ReplyText
 from app.core.persona import Persona
 
-TOPICS = ["apples", "rivers", "guitars", "mountains", "pencils", "windows", "tigers", "candles",
-          "rockets", "bread", "clouds", "bicycles", "oceans", "owls", "trains", "coffee"]
+TOPICS = [
+    "apples",
+    "rivers",
+    "guitars",
+    "mountains",
+    "pencils",
+    "windows",
+    "tigers",
+    "candles",
+    "rockets",
+    "bread",
+    "clouds",
+    "bicycles",
+    "oceans",
+    "owls",
+    "trains",
+    "coffee",
+]
 
 
 def make(model: Path, **kw) -> Conversation:
@@ -213,7 +229,9 @@ def test_reevaluation_when_memory_cannot_shift(llm_model: Path) -> None:
 def test_plain_format_and_stop_string_rollback(llm_model: Path) -> None:
     llama = llama_cpp.Llama(str(llm_model), n_ctx=512, verbose=False, seed=3)
     llama.metadata.pop("tokenizer.chat_template", None)
-    c = Conversation(LlmConfig(llm_model, n_ctx=512, temperature=0, max_tokens=60), Persona("Sam", "Max"), llama)
+    c = Conversation(
+        LlmConfig(llm_model, n_ctx=512, temperature=0, max_tokens=60), Persona("Sam", "Max"), llama
+    )
     assert isinstance(c.format, PlainChatFormat)
     for q in ("Hello Max, how are you?", "What is a cat?", "And a dog?"):
         reply = c.say(q)
@@ -272,15 +290,49 @@ def test_chat_text_cli_jsonl(llm_model: Path, tmp_path: Path) -> None:
     import sys
 
     r = subprocess.run(
-        [sys.executable, "-m", "app", "chat", "--text", "--jsonl", "--ctx-size", "512", "--temp", "0",
-         "-p", "Sam", "-bn", "Max", "-mt", "24", "--session", str(tmp_path / "s")],
-        input="Hello!\nWhat is your name?\n", capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "app",
+            "chat",
+            "--text",
+            "--jsonl",
+            "--ctx-size",
+            "512",
+            "--temp",
+            "0",
+            "-p",
+            "Sam",
+            "-bn",
+            "Max",
+            "-mt",
+            "24",
+            "--session",
+            str(tmp_path / "s"),
+        ],
+        input="Hello!\nWhat is your name?\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert r.returncode == 0, r.stderr
     rows = [json.loads(line) for line in r.stdout.splitlines()]
     assert [row["turn"] for row in rows] == [1, 2]
-    keys = {"turn", "user", "reply", "prompt_tokens", "gen_tokens", "n_past", "n_ctx", "n_keep", "shifts",
-            "discarded", "t_prompt_ms", "t_first_token_ms", "t_gen_ms"}
+    keys = {
+        "turn",
+        "user",
+        "reply",
+        "prompt_tokens",
+        "gen_tokens",
+        "n_past",
+        "n_ctx",
+        "n_keep",
+        "shifts",
+        "discarded",
+        "t_prompt_ms",
+        "t_first_token_ms",
+        "t_gen_ms",
+    }
     assert keys <= set(rows[0]) and rows[1]["n_ctx"] == 512
     assert (tmp_path / "s" / "session.json").exists()
 
@@ -289,5 +341,7 @@ def test_chat_unknown_flag_exits_nonzero() -> None:
     import subprocess
     import sys
 
-    r = subprocess.run([sys.executable, "-m", "app", "chat", "--no-such-flag"], capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "app", "chat", "--no-such-flag"], capture_output=True, text=True
+    )
     assert r.returncode == 2 and "usage" in r.stderr

@@ -47,7 +47,12 @@ def test_converter_output(ct2_tiny: tuple[Path, Path], tmp_path: Path) -> None:
     header, n_tokens, n_tensors = ct2_whisper.read_ggml_header(out)
     assert header == hp
     assert (hp.n_vocab, hp.n_audio_ctx, hp.n_audio_state, hp.n_text_ctx, hp.n_mels, hp.ftype) == (
-        51864, 1500, 384, 448, 80, 1,
+        51864,
+        1500,
+        384,
+        448,
+        80,
+        1,
     )
     assert n_tokens == 50256  # GPT-2 byte-level tokens; whisper.cpp adds the specials itself
     # 2 convs (w+b) + enc pos + ln_post(2) + 4 enc blocks * 15 + tok emb + dec pos + ln(2) + 4 dec * 24
@@ -134,7 +139,7 @@ def test_corrupted_model_detected(fake_copy: Path) -> None:
     with open(fake_copy, "r+b") as f:
         f.seek(5_000_000)
         f.write(b"\xff" * 16)
-    with pytest.raises(ModelError, match="sha256 mismatch.*talk-llama models fetch"):
+    with pytest.raises(ModelError, match=r"sha256 mismatch.*talk-llama models fetch"):
         check_file(fake_copy, "llm")
 
 
@@ -152,7 +157,7 @@ def test_conversation_refuses_corrupt_model(tmp_path: Path) -> None:
 
     bad = tmp_path / "broken.gguf"
     bad.write_bytes(b"GGUF" + b"\x00" * 10)
-    with pytest.raises(Exception, match="broken.gguf"):
+    with pytest.raises(Exception, match=r"broken\.gguf"):
         Conversation(LlmConfig(bad))
 
 

@@ -53,7 +53,11 @@ def noise_clips() -> dict[str, np.ndarray]:
     t = np.arange(n) / RATE
     clips: dict[str, np.ndarray] = {"digital-silence": np.zeros(n), "dc-offset": np.full(n, 0.05)}
     white = rng.standard_normal(n)
-    pink = lfilter([0.049922035, -0.095993537, 0.050612699, -0.004408786], [1, -2.494956002, 2.017265875, -0.522189400], white)
+    pink = lfilter(
+        [0.049922035, -0.095993537, 0.050612699, -0.004408786],
+        [1, -2.494956002, 2.017265875, -0.522189400],
+        white,
+    )
     brown = np.cumsum(white)
     brown -= lfilter([1], [1, -0.995], brown) * 0  # keep raw random walk
     brown = brown - np.convolve(brown, np.ones(400) / 400, mode="same")
@@ -81,7 +85,9 @@ def test_silence_and_noise_never_become_turns(transcriber) -> None:
         if not result.rejected:
             turns[name] = result.text
         seg = Segmenter(VadConfig())
-        utterances = [e for e in seg.feed(clip) + seg.feed(np.zeros(RATE, np.float32)) if e.kind == "utterance"]
+        utterances = [
+            e for e in seg.feed(clip) + seg.feed(np.zeros(RATE, np.float32)) if e.kind == "utterance"
+        ]
         # A hands-free segment of noise is fine only if the transcriber then rejects it.
         for u in utterances:
             r = transcriber.transcribe(u.audio)
@@ -235,8 +241,12 @@ def test_transcribe_cli_formats_and_errors(speech_dir, tmp_path) -> None:
     sf.write(silent, np.zeros(RATE * 2, np.float32), RATE)
     broken = tmp_path / "broken.wav"
     broken.write_bytes(b"RIFF0000WAVEjunk")
-    r = subprocess.run([sys.executable, "-m", "app", "transcribe", "--json", str(flac), str(broken), str(ogg), str(silent)],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "app", "transcribe", "--json", str(flac), str(broken), str(ogg), str(silent)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 1
     rows = [json.loads(x) for x in r.stdout.splitlines()]
     assert [Path(x["file"]).name for x in rows] == ["tea.flac", "broken.wav", "tea.ogg", "silence.wav"]
@@ -245,5 +255,7 @@ def test_transcribe_cli_formats_and_errors(speech_dir, tmp_path) -> None:
         assert "tea" in row["text"].lower() and not row["rejected"]
     assert "error" in rows[1] and "broken.wav" in rows[1]["error"]
     assert rows[3]["rejected"] and rows[3]["reason"]
-    plain = subprocess.run([sys.executable, "-m", "app", "transcribe", str(flac)], capture_output=True, text=True)
+    plain = subprocess.run(
+        [sys.executable, "-m", "app", "transcribe", str(flac)], capture_output=True, text=True
+    )
     assert plain.returncode == 0 and plain.stdout.count("\n") == 1 and "tea" in plain.stdout.lower()

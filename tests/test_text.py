@@ -28,7 +28,10 @@ def split_streamed(text: str, step: int = 3, **kw) -> list[str]:
         ("Really?! Wow. Great.", ["Really?!", "Wow.", "Great."]),
         ("First line\nSecond line", ["First line", "Second line"]),
         ("It costs $4.50, i.e. cheap. Buy it.", ["It costs $4.50, i.e. cheap.", "Buy it."]),
-        ("Mr. and Mrs. Jones came at 5 p.m. today. Good.", ["Mr. and Mrs. Jones came at 5 p.m. today.", "Good."]),
+        (
+            "Mr. and Mrs. Jones came at 5 p.m. today. Good.",
+            ["Mr. and Mrs. Jones came at 5 p.m. today.", "Good."],
+        ),
         ("J. R. R. Tolkien wrote books. Many.", ["J. R. R. Tolkien wrote books.", "Many."]),
         ("No terminal punctuation at the end", ["No terminal punctuation at the end"]),
         ("Version 2.0 is out. Get it.", ["Version 2.0 is out.", "Get it."]),
@@ -50,8 +53,10 @@ def test_sentence_emitted_as_soon_as_complete() -> None:
 
 
 def test_run_on_sentence_cut_at_clause() -> None:
-    text = ("This sentence goes on and on without stopping, because the model likes to talk, "
-            "and it keeps adding clauses, one after another, until the listener is tired")
+    text = (
+        "This sentence goes on and on without stopping, because the model likes to talk, "
+        "and it keeps adding clauses, one after another, until the listener is tired"
+    )
     out = split_streamed(text, max_chars=80, min_chars=30)
     assert len(out) >= 2
     assert all(len(x) <= 100 for x in out)

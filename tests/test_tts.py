@@ -76,8 +76,13 @@ def test_spoken_audio_reaches_the_speaker_in_order(speaker, events, tmp_path) ->
     time.sleep(0.3)
     times, rms = mon.stop()
     kinds = [(e.kind, e.index) for e in events]
-    assert kinds == [("sentence_started", 1), ("sentence_finished", 1), ("sentence_started", 2),
-                     ("sentence_finished", 2), ("queue_empty", -1)]
+    assert kinds == [
+        ("sentence_started", 1),
+        ("sentence_finished", 1),
+        ("sentence_started", 2),
+        ("sentence_finished", 2),
+        ("queue_empty", -1),
+    ]
     spans = sound_spans(times, rms)
     assert spans, "nothing was heard on the virtual speaker"
     heard = sum(b - a for a, b in spans)
@@ -136,8 +141,21 @@ def test_output_device_failure_is_an_event_not_a_crash(virtual_audio) -> None:
 
 def test_say_cli_writes_wav_and_lists_voices(tmp_path: Path) -> None:
     out = tmp_path / "hello.wav"
-    r = subprocess.run([sys.executable, "-m", "app", "say", "--out", str(out), "--rate", "150",
-                        "**Hello** world, see https://example.com/x"], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "app",
+            "say",
+            "--out",
+            str(out),
+            "--rate",
+            "150",
+            "**Hello** world, see https://example.com/x",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     data, sr = sf.read(out)
     assert sr == 22050 and len(data) > sr * 0.5
@@ -147,8 +165,12 @@ def test_say_cli_writes_wav_and_lists_voices(tmp_path: Path) -> None:
 
 def test_say_cli_plays_on_the_speaker(virtual_audio, tmp_path) -> None:
     mon = Monitor(tmp_path / "levels")
-    r = subprocess.run([sys.executable, "-m", "app", "say", "Testing the speaker. Two sentences."],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "app", "say", "Testing the speaker. Two sentences."],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     times, rms = mon.stop()
     assert r.returncode == 0, r.stdout + r.stderr
     assert sound_spans(times, rms)

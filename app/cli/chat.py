@@ -18,7 +18,9 @@ log = logging.getLogger(__name__)
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "chat", help="terminal assistant (voice, or --text)", allow_abbrev=False,
+        "chat",
+        help="terminal assistant (voice, or --text)",
+        allow_abbrev=False,
         description="Talk to the assistant in the terminal. Flags follow whisper.cpp's talk-llama.",
     )
     a = p.add_argument
@@ -64,9 +66,13 @@ def llm_config(args: argparse.Namespace):
 
     return LlmConfig(
         model_path=Path(args.model_llama) if args.model_llama else default_model_path("llm"),
-        n_ctx=args.ctx_size, n_threads=args.threads,
-        n_gpu_layers=0 if args.no_gpu else args.n_gpu_layers, seed=args.seed,
-        max_tokens=args.max_tokens, flash_attn=args.flash_attn, temperature=args.temp,
+        n_ctx=args.ctx_size,
+        n_threads=args.threads,
+        n_gpu_layers=0 if args.no_gpu else args.n_gpu_layers,
+        seed=args.seed,
+        max_tokens=args.max_tokens,
+        flash_attn=args.flash_attn,
+        temperature=args.temp,
     )
 
 
@@ -80,11 +86,18 @@ def persona(args: argparse.Namespace):
 
 def turn_record(stats, user: str, reply: str) -> dict:
     return {
-        "turn": stats.turn, "user": user, "reply": reply,
-        "prompt_tokens": stats.prompt_tokens, "gen_tokens": stats.gen_tokens,
-        "n_past": stats.n_past, "n_ctx": stats.n_ctx, "n_keep": stats.n_keep,
-        "shifts": stats.shifts, "discarded": stats.discarded,
-        "t_prompt_ms": round(stats.t_prompt_ms, 1), "t_first_token_ms": round(stats.t_first_token_ms, 1),
+        "turn": stats.turn,
+        "user": user,
+        "reply": reply,
+        "prompt_tokens": stats.prompt_tokens,
+        "gen_tokens": stats.gen_tokens,
+        "n_past": stats.n_past,
+        "n_ctx": stats.n_ctx,
+        "n_keep": stats.n_keep,
+        "shifts": stats.shifts,
+        "discarded": stats.discarded,
+        "t_prompt_ms": round(stats.t_prompt_ms, 1),
+        "t_first_token_ms": round(stats.t_first_token_ms, 1),
         "t_gen_ms": round(stats.t_gen_ms, 1),
     }
 
@@ -94,7 +107,8 @@ class Transcript:
 
     def __init__(self, args: argparse.Namespace):
         self.args = args
-        self.file = open(args.file, "a", encoding="utf-8") if args.file else None
+        # Kept open for the whole chat (closed in close()): the dialogue is appended as it happens.
+        self.file = open(args.file, "a", encoding="utf-8") if args.file else None  # noqa: SIM115
 
     def line(self, text: str, end: str = "\n") -> None:
         if not self.args.jsonl:

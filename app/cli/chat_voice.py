@@ -27,11 +27,18 @@ def assistant_config(args: argparse.Namespace):
     device = lambda v: int(v) if v is not None and str(v).isdigit() else v  # noqa: E731
     return AssistantConfig(
         llm=llm_config(args),
-        stt=SttConfig(Path(args.model_whisper) if args.model_whisper else default_model_path("whisper"),
-                      n_threads=args.threads, language=args.language, audio_ctx=args.audio_ctx,
-                      translate=args.translate, initial_prompt=f"A conversation with a person called {p.bot}."),
+        stt=SttConfig(
+            Path(args.model_whisper) if args.model_whisper else default_model_path("whisper"),
+            n_threads=args.threads,
+            language=args.language,
+            audio_ctx=args.audio_ctx,
+            translate=args.translate,
+            initial_prompt=f"A conversation with a person called {p.bot}.",
+        ),
         persona=p,
-        vad=VadConfig(vad_thold=args.vad_thold, freq_thold=args.freq_thold, max_utterance_s=args.voice_ms / 1000),
+        vad=VadConfig(
+            vad_thold=args.vad_thold, freq_thold=args.freq_thold, max_utterance_s=args.voice_ms / 1000
+        ),
         speaker=SpeakerConfig(device=device(args.output_device)),
         input_device=device(args.capture),
         hands_free=not args.ptt,

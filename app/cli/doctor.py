@@ -71,9 +71,8 @@ def check_libraries() -> list[Check]:
 
 def check_cpu() -> list[Check]:
     try:
-        flags = set(
-            next(line for line in open("/proc/cpuinfo") if line.startswith("flags")).split()
-        )
+        with open("/proc/cpuinfo") as f:
+            flags = set(next(line for line in f if line.startswith("flags")).split())
     except (OSError, StopIteration):
         return [Check("cpu", True, "CPU flags unknown (no /proc/cpuinfo)", False)]
     have = [f for f in CPU_FLAGS if f in flags]
@@ -97,8 +96,15 @@ def check_audio() -> list[Check]:
     ins = [d for d in devices if d["max_input_channels"] > 0]
     outs = [d for d in devices if d["max_output_channels"] > 0]
     checks = [
-        Check("audio", bool(ins), f"{len(ins)} input device(s): " + ", ".join(d["name"] for d in ins[:6]), False),
-        Check("audio", bool(outs), f"{len(outs)} output device(s): " + ", ".join(d["name"] for d in outs[:6]), False),
+        Check(
+            "audio", bool(ins), f"{len(ins)} input device(s): " + ", ".join(d["name"] for d in ins[:6]), False
+        ),
+        Check(
+            "audio",
+            bool(outs),
+            f"{len(outs)} output device(s): " + ", ".join(d["name"] for d in outs[:6]),
+            False,
+        ),
     ]
     if not ins:
         checks[0].text += " — no microphone: typing still works"
@@ -111,8 +117,17 @@ def check_tts() -> list[Check]:
 
         voices = list_voices()
     except Exception as exc:  # espeak-ng missing, pyttsx3 driver failure
-        return [Check("tts", False, f"no TTS engine: {exc} (install espeak-ng); replies stay text-only", False)]
-    return [Check("tts", bool(voices), f"{len(voices)} voice(s), e.g. " + ", ".join(v.name for v in voices[:5]), False)]
+        return [
+            Check("tts", False, f"no TTS engine: {exc} (install espeak-ng); replies stay text-only", False)
+        ]
+    return [
+        Check(
+            "tts",
+            bool(voices),
+            f"{len(voices)} voice(s), e.g. " + ", ".join(v.name for v in voices[:5]),
+            False,
+        )
+    ]
 
 
 def check_qt() -> list[Check]:
@@ -121,7 +136,9 @@ def check_qt() -> list[Check]:
 
         plugins = Path(PySide6.__file__).parent / "Qt" / "plugins" / "platforms"
         names = sorted(p.name.removeprefix("libq").removesuffix(".so") for p in plugins.glob("*.so"))
-        return [Check("qt", True, f"PySide6 {PySide6.__version__}, platform plugins: {', '.join(names)}", False)]
+        return [
+            Check("qt", True, f"PySide6 {PySide6.__version__}, platform plugins: {', '.join(names)}", False)
+        ]
     except Exception as exc:
         return [Check("qt", False, f"Qt unavailable: {exc}; `talk-llama chat` still works", False)]
 

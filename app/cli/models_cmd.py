@@ -45,7 +45,8 @@ def run_list(args: argparse.Namespace) -> int:
             state = "present, sha256 ok" if st.verified else "present, header ok (no pinned sha256)"
         flag = "*" if entry.default else " "
         size = f"{entry.size / 1e6:7.1f} MB" if entry.size else "      ? MB"
-        print(f"{flag} {entry.name:18} {entry.kind:8} {size}  {state:38} {entry.license:11} {entry.source_label}")
+        print(f"{flag} {entry.name:18} {entry.kind:8} {size}  {state:38} ", end="")
+        print(f"{entry.license:11} {entry.source_label}")
         if st.problem and st.present:
             print(f"    {st.problem}")
     print("* = default")
@@ -57,9 +58,7 @@ def _selected(args: argparse.Namespace) -> list[ModelEntry]:
     if args.names:
         return [catalog.find_entry(n, cat) for n in args.names]
     llm = catalog.find_entry(args.llm, cat) if args.llm else catalog.default_entry("llm", cat)
-    whisper = (
-        catalog.find_entry(args.whisper, cat) if args.whisper else catalog.default_entry("whisper", cat)
-    )
+    whisper = catalog.find_entry(args.whisper, cat) if args.whisper else catalog.default_entry("whisper", cat)
     return [llm, whisper]
 
 

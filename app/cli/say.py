@@ -51,8 +51,10 @@ def run(args: argparse.Namespace) -> int:
 
     errors: list[str] = []
     device = int(args.device) if args.device and args.device.isdigit() else args.device
-    speaker = Speaker(SpeakerConfig(args.voice, args.rate, args.volume, device),
-                      on_event=lambda e: errors.append(e.message) if e.kind == "error" else None)
+    speaker = Speaker(
+        SpeakerConfig(args.voice, args.rate, args.volume, device),
+        on_event=lambda e: errors.append(e.message) if e.kind == "error" else None,
+    )
     splitter = SentenceSplitter()
     for sentence in [*splitter.feed(text), *splitter.flush()]:
         speaker.say(speakable(sentence))

@@ -41,8 +41,15 @@ def run(args: argparse.Namespace) -> int:
 
     model = Path(args.model) if args.model else default_model_path("whisper")
     try:
-        tr = Transcriber(SttConfig(model, n_threads=args.threads, language=args.language,
-                                   audio_ctx=args.audio_ctx, gate=not args.no_gate))
+        tr = Transcriber(
+            SttConfig(
+                model,
+                n_threads=args.threads,
+                language=args.language,
+                audio_ctx=args.audio_ctx,
+                gate=not args.no_gate,
+            )
+        )
     except ModelError as exc:
         print(f"error: {exc}")
         return 2

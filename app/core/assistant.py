@@ -38,7 +38,7 @@ from app.core.persona import Persona
 from app.core.speaker import Speaker, SpeakerConfig, SpeakerEvent
 from app.core.stt import SttConfig, Transcriber, Transcript
 from app.core.text import SentenceSplitter, speakable
-from app.core.vad import RATE, SegmentEvent, Segmenter, VadConfig
+from app.core.vad import RATE, Segmenter, SegmentEvent, VadConfig
 
 log = logging.getLogger(__name__)
 
@@ -158,14 +158,21 @@ class Assistant:
             self.speaker = Speaker(c.speaker, on_event=self._on_speaker)
             self.speaker.on_output = self.echo.note_output
         if not self.speaker.available:
-            self._error(f"No voice output: {self.speaker.problem}. Replies will be shown as text only.", "tts")
+            self._error(
+                f"No voice output: {self.speaker.problem}. Replies will be shown as text only.", "tts"
+            )
 
     def _start_microphone(self) -> None:
         if not self.config.use_microphone:
             return
-        self.mic = Microphone(self.config.input_device, ring_s=self.config.vad.max_utterance_s + 10,
-                              preroll_s=self.config.vad.preroll_ms / 1000, on_block=self._on_mic_block,
-                              on_level=self._on_level, on_error=lambda m: self._error(m, "microphone"))
+        self.mic = Microphone(
+            self.config.input_device,
+            ring_s=self.config.vad.max_utterance_s + 10,
+            preroll_s=self.config.vad.preroll_ms / 1000,
+            on_block=self._on_mic_block,
+            on_level=self._on_level,
+            on_error=lambda m: self._error(m, "microphone"),
+        )
         try:
             self.mic.open()
         except MicrophoneError as exc:
@@ -293,8 +300,17 @@ class Assistant:
             else:
                 result = self.transcriber.transcribe(audio)
             speculative = None
-            self.emit(Event("transcript", {"text": result.text, "rejected": result.rejected,
-                                           "reason": result.reason, "prob": result.prob}))
+            self.emit(
+                Event(
+                    "transcript",
+                    {
+                        "text": result.text,
+                        "rejected": result.rejected,
+                        "reason": result.reason,
+                        "prob": result.prob,
+                    },
+                )
+            )
             text = result.text
             if not result.rejected and self.config.wake_command:
                 text = strip_wake_command(text, self.config.wake_command)
@@ -356,8 +372,12 @@ class Assistant:
                 session.save(self.conversation, self.config.session_dir)
             except OSError as exc:
                 self._error(f"Could not save the session: {exc}", "session")
-        threading.Thread(target=self._finish_turn, args=(turn, "".join(pieces).strip()), daemon=True,
-                         name="assistant-turn-report").start()
+        threading.Thread(
+            target=self._finish_turn,
+            args=(turn, "".join(pieces).strip()),
+            daemon=True,
+            name="assistant-turn-report",
+        ).start()
 
     def _speak(self, turn: _Turn, sentence: str) -> None:
         turn.stamps.setdefault("first_sentence", time.perf_counter())
@@ -369,8 +389,12 @@ class Assistant:
     def _finish_turn(self, turn: _Turn, reply: str) -> None:
         """Report the turn once its speech has started (or was cut/unavailable)."""
         deadline = time.monotonic() + 30
-        while ("first_audio" not in turn.stamps and self.speaker.busy and not turn.cancel.is_set()
-               and time.monotonic() < deadline):
+        while (
+            "first_audio" not in turn.stamps
+            and self.speaker.busy
+            and not turn.cancel.is_set()
+            and time.monotonic() < deadline
+        ):
             time.sleep(0.01)
         stats = self.conversation.last_stats if self.conversation else None
 
@@ -379,17 +403,27 @@ class Assistant:
             return round((t - turn.t_speech_end) * 1000, 1) if t is not None else None
 
         data = {
-            "user": turn.text, "reply": reply, "interrupted": turn.cancel.is_set(),
+            "user": turn.text,
+            "reply": reply,
+            "interrupted": turn.cancel.is_set(),
             "t_speech_end": turn.t_speech_end,
-            "t_transcript_ms": round((turn.t_transcript - turn.t_speech_end) * 1000, 1) if turn.t_transcript else None,
+            "t_transcript_ms": round((turn.t_transcript - turn.t_speech_end) * 1000, 1)
+            if turn.t_transcript
+            else None,
             "stt_ms": round(turn.stt_ms, 1),
-            "t_first_token_ms": rel("first_token"), "t_first_sentence_ms": rel("first_sentence"),
+            "t_first_token_ms": rel("first_token"),
+            "t_first_sentence_ms": rel("first_sentence"),
             "t_first_audio_ms": rel("first_audio"),
         }
         if stats is not None:
-            data.update(turn=stats.turn, prompt_tokens=stats.prompt_tokens, gen_tokens=stats.gen_tokens,
-                        t_prompt_ms=round(stats.t_prompt_ms, 1), t_gen_ms=round(stats.t_gen_ms, 1),
-                        **self._ctx_stats())
+            data.update(
+                turn=stats.turn,
+                prompt_tokens=stats.prompt_tokens,
+                gen_tokens=stats.gen_tokens,
+                t_prompt_ms=round(stats.t_prompt_ms, 1),
+                t_gen_ms=round(stats.t_gen_ms, 1),
+                **self._ctx_stats(),
+            )
         self.emit(Event("turn", data))
         if self._speaking_turn is turn and not (self.speaker and self.speaker.busy) and self._turn is None:
             self._set_state(State.IDLE)
@@ -398,8 +432,13 @@ class Assistant:
         c = self.conversation
         if c is None:
             return {}
-        return {"n_past": c.n_past, "n_ctx": c.n_ctx, "n_keep": c.ledger.n_keep,
-                "shifts": c.shifts, "discarded": c.discarded}
+        return {
+            "n_past": c.n_past,
+            "n_ctx": c.n_ctx,
+            "n_keep": c.ledger.n_keep,
+            "shifts": c.shifts,
+            "discarded": c.discarded,
+        }
 
     def _reset_conversation(self) -> None:
         if self.conversation is not None:

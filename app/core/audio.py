@@ -53,8 +53,14 @@ def list_input_devices() -> list[InputDevice]:
         default_in = sd.default.device[0]
         hostapis = sd.query_hostapis()
         return [
-            InputDevice(i, d["name"], hostapis[d["hostapi"]]["name"], d["max_input_channels"],
-                        d["default_samplerate"], i == default_in)
+            InputDevice(
+                i,
+                d["name"],
+                hostapis[d["hostapi"]]["name"],
+                d["max_input_channels"],
+                d["default_samplerate"],
+                i == default_in,
+            )
             for i, d in enumerate(sd.query_devices())
             if d["max_input_channels"] > 0
         ]
@@ -123,8 +129,12 @@ class Microphone:
         self._resampler = None if rate == RATE else soxr.ResampleStream(rate, RATE, 1, dtype="float32")
         try:
             self._stream = sd.InputStream(
-                device=index, channels=1, samplerate=rate, dtype="float32",
-                blocksize=int(rate * BLOCK_S), callback=self._callback,
+                device=index,
+                channels=1,
+                samplerate=rate,
+                dtype="float32",
+                blocksize=int(rate * BLOCK_S),
+                callback=self._callback,
                 finished_callback=self._finished,
             )
             self._stream.start()

@@ -11,6 +11,7 @@ fraction of a second, and the result is cached in a sidecar file keyed by size a
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -65,9 +66,7 @@ class ModelEntry:
 def load_catalog(path: Path = CATALOG_PATH) -> list[ModelEntry]:
     """Parse the catalog file."""
     data = json.loads(path.read_text(encoding="utf-8"))
-    return [
-        ModelEntry(**{**row, "aliases": tuple(row.get("aliases", ()))}) for row in data["models"]
-    ]
+    return [ModelEntry(**{**row, "aliases": tuple(row.get("aliases", ()))}) for row in data["models"]]
 
 
 def find_entry(name: str, catalog: list[ModelEntry] | None = None) -> ModelEntry:
@@ -117,10 +116,8 @@ def sha256_of(path: Path) -> str:
         while chunk := f.read(1 << 20):
             h.update(chunk)
     digest = h.hexdigest()
-    try:
+    with contextlib.suppress(OSError):  # a read-only folder only loses the cache
         cache.write_text(f"{key} {digest}\n")
-    except OSError:
-        pass
     return digest
 
 
@@ -150,9 +147,7 @@ def check_file(path: Path, kind: str, entry: ModelEntry | None = None, verify_ha
         return
     if entry.size is not None and size != entry.size:
         state = "truncated" if size < entry.size else "larger than expected"
-        raise ModelError(
-            f"{kind} model {path} is {state} ({size} bytes, expected {entry.size}). {hint}"
-        )
+        raise ModelError(f"{kind} model {path} is {state} ({size} bytes, expected {entry.size}). {hint}")
     if verify_hash and entry.sha256 and sha256_of(path) != entry.sha256:
         raise ModelError(f"{kind} model {path} is corrupted (sha256 mismatch). {hint}")
 

@@ -141,9 +141,7 @@ def mel_filters(sr: int = 16000, n_fft: int = 400, n_mels: int = 80) -> np.ndarr
         )
 
     def mel_to_hz(m: np.ndarray) -> np.ndarray:
-        return np.where(
-            m >= min_log_mel, min_log_hz * np.exp(logstep * (m - min_log_mel)), f_sp * m
-        )
+        return np.where(m >= min_log_mel, min_log_hz * np.exp(logstep * (m - min_log_mel)), f_sp * m)
 
     fft_freqs = np.linspace(0, sr / 2, 1 + n_fft // 2)
     mel_f = mel_to_hz(np.linspace(hz_to_mel(0.0), hz_to_mel(sr / 2), n_mels + 2))

@@ -25,8 +25,13 @@ class ExternalSpeaker:
     available = True
     problem = ""
 
-    def __init__(self, command: str, speak_file: Path, voice_id: str = "2",
-                 on_event: Callable[[SpeakerEvent], None] | None = None) -> None:
+    def __init__(
+        self,
+        command: str,
+        speak_file: Path,
+        voice_id: str = "2",
+        on_event: Callable[[SpeakerEvent], None] | None = None,
+    ) -> None:
         self.command = shlex.split(command)
         self.speak_file = speak_file
         self.voice_id = voice_id
@@ -84,7 +89,9 @@ class ExternalSpeaker:
                     self._proc = subprocess.Popen([*self.command, self.voice_id, str(self.speak_file)])
                 code = self._proc.wait()
                 if code != 0 and gen == self._gen:
-                    self.on_event(SpeakerEvent("error", text, index, message=f"speak command exited with {code}"))
+                    self.on_event(
+                        SpeakerEvent("error", text, index, message=f"speak command exited with {code}")
+                    )
             except OSError as exc:
                 self.on_event(SpeakerEvent("error", text, index, message=f"speak command failed: {exc}"))
             if gen == self._gen:

@@ -37,8 +37,17 @@ class FetchError(RuntimeError):
 
 def _pip_download(package: str, version: str, dest: Path) -> Path:
     cmd = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-        "--disable-pip-version-check", "-q", "-d", str(dest), f"{package}=={version}",
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--disable-pip-version-check",
+        "-q",
+        "-d",
+        str(dest),
+        f"{package}=={version}",
     ]
     log.info("downloading wheel %s==%s from the package index", package, version)
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)

@@ -21,8 +21,14 @@ def to_markdown(messages: Sequence[Message], person: str, bot: str) -> str:
 
 def to_json(messages: Sequence[Message], person: str, bot: str) -> str:
     return json.dumps(
-        {"person": person, "bot": bot, "messages": [
-            {"role": m.role, "text": m.text, "time": m.time, "interrupted": m.interrupted} for m in messages
-        ]},
-        ensure_ascii=False, indent=1,
+        {
+            "person": person,
+            "bot": bot,
+            "messages": [
+                {"role": m.role, "text": m.text, "time": m.time, "interrupted": m.interrupted}
+                for m in messages
+            ],
+        },
+        ensure_ascii=False,
+        indent=1,
     )

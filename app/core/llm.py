@@ -87,7 +87,9 @@ class TurnStats:
 class Conversation:
     """A persistent chat with a GGUF model. See the module docstring for the contracts."""
 
-    def __init__(self, config: LlmConfig, persona: Persona | None = None, llama: llama_cpp.Llama | None = None):
+    def __init__(
+        self, config: LlmConfig, persona: Persona | None = None, llama: llama_cpp.Llama | None = None
+    ):
         self.config = config
         self.persona = persona or Persona()
         if llama is None:
@@ -126,7 +128,11 @@ class Conversation:
         template = self.llama.metadata.get("tokenizer.chat_template")
         if template:
             try:
-                return JinjaChatFormat(template, self._token_text(self.llama.token_bos()), self._token_text(self.llama.token_eos()))
+                return JinjaChatFormat(
+                    template,
+                    self._token_text(self.llama.token_bos()),
+                    self._token_text(self.llama.token_eos()),
+                )
             except TemplateError as exc:
                 log.warning("model chat template unusable (%s); using the plain transcript format", exc)
         return PlainChatFormat(self.persona.person, self.persona.bot)
@@ -141,7 +147,10 @@ class Conversation:
         chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
         add = llama_cpp.llama_sampler_chain_add
         n_vocab = self.llama.n_vocab()
-        add(chain, llama_cpp.llama_sampler_init_penalties(n_vocab, c.repeat_last_n, c.repeat_penalty, 0.0, 0.0))
+        add(
+            chain,
+            llama_cpp.llama_sampler_init_penalties(n_vocab, c.repeat_last_n, c.repeat_penalty, 0.0, 0.0),
+        )
         if c.temperature <= 0:
             add(chain, llama_cpp.llama_sampler_init_greedy())
         else:
@@ -199,7 +208,9 @@ class Conversation:
         self.ledger.apply_discard(n_discard)
         self.shifts += 1
         self.discarded += n_discard
-        log.info("context full: discarded %d tokens after the first %d (shift %d)", n_discard, n_keep, self.shifts)
+        log.info(
+            "context full: discarded %d tokens after the first %d (shift %d)", n_discard, n_keep, self.shifts
+        )
 
     def _rollback(self, n: int) -> None:
         """Remove the last `n` tokens of the current turn from the cache."""

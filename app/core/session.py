@@ -141,7 +141,11 @@ def _restore_state(conv: Conversation, directory: Path, meta: dict) -> str | Non
 
 def replay(conv: Conversation, history: list[Message]) -> int:
     """Re-evaluate the newest complete turns of `history` that fit in half the free context."""
-    pairs = [(u, a) for u, a in zip(history[::2], history[1::2], strict=False) if u.role == "user" and a.role == "assistant"]
+    pairs = [
+        (u, a)
+        for u, a in zip(history[::2], history[1::2], strict=False)
+        if u.role == "user" and a.role == "assistant"
+    ]
     budget = (conv.n_ctx - conv.ledger.n_keep) // 2
     chosen: list[tuple[Message, Message]] = []
     used = 0

@@ -7,6 +7,7 @@ Qt-free; the GUI's settings dialog edits an `AppSettings` and asks for a save.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -68,10 +69,8 @@ class AppSettings:
             return cls(**{k: v for k, v in raw.items() if k in known})
         except (OSError, ValueError, TypeError) as exc:
             log.warning("settings file %s unreadable (%s); using defaults", path, exc)
-            try:
+            with contextlib.suppress(OSError):
                 path.replace(path.with_suffix(".json.bad"))
-            except OSError:
-                pass
             return cls()
 
     def save(self) -> None:
@@ -82,9 +81,24 @@ class AppSettings:
         os.replace(tmp, path)
 
     def model_reload_needed(self, other: AppSettings) -> bool:
-        keys = ("llm_model", "whisper_model", "n_ctx", "threads", "person", "bot", "prompt", "language",
-                "input_device", "output_device", "hands_free", "vad_thold", "freq_thold", "end_silence_ms",
-                "voice", "rate")
+        keys = (
+            "llm_model",
+            "whisper_model",
+            "n_ctx",
+            "threads",
+            "person",
+            "bot",
+            "prompt",
+            "language",
+            "input_device",
+            "output_device",
+            "hands_free",
+            "vad_thold",
+            "freq_thold",
+            "end_silence_ms",
+            "voice",
+            "rate",
+        )
         return any(getattr(self, k) != getattr(other, k) for k in keys)
 
 
@@ -103,11 +117,17 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None):
 
     persona = Persona(s.person, s.bot, s.prompt)
     return AssistantConfig(
-        llm=LlmConfig(Path(s.llm_model) if s.llm_model else default_model_path("llm"),
-                      n_ctx=s.n_ctx, n_threads=s.threads),
-        stt=SttConfig(Path(s.whisper_model) if s.whisper_model else default_model_path("whisper"),
-                      n_threads=s.threads, language=s.language,
-                      initial_prompt=f"A conversation with a person called {s.bot}."),
+        llm=LlmConfig(
+            Path(s.llm_model) if s.llm_model else default_model_path("llm"),
+            n_ctx=s.n_ctx,
+            n_threads=s.threads,
+        ),
+        stt=SttConfig(
+            Path(s.whisper_model) if s.whisper_model else default_model_path("whisper"),
+            n_threads=s.threads,
+            language=s.language,
+            initial_prompt=f"A conversation with a person called {s.bot}.",
+        ),
         persona=persona,
         vad=VadConfig(vad_thold=s.vad_thold, freq_thold=s.freq_thold, end_silence_ms=s.end_silence_ms),
         speaker=SpeakerConfig(voice=s.voice or None, rate=s.rate, device=device(s.output_device)),

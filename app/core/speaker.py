@@ -47,7 +47,9 @@ class SpeakerConfig:
 class Speaker:
     """Interruptible sentence-by-sentence speech. Call `close()` when done."""
 
-    def __init__(self, config: SpeakerConfig | None = None, on_event: Callable[[SpeakerEvent], None] | None = None):
+    def __init__(
+        self, config: SpeakerConfig | None = None, on_event: Callable[[SpeakerEvent], None] | None = None
+    ):
         self.config = config or SpeakerConfig()
         self.on_event = on_event or (lambda e: None)
         self.on_output: Callable[[float, float], None] | None = None  # (block rms, block seconds)
@@ -163,8 +165,11 @@ class Speaker:
 
         assert self._synth is not None
         stream = sd.OutputStream(
-            samplerate=self._synth.sample_rate, channels=1, dtype="float32",
-            device=self.config.device, latency="low",
+            samplerate=self._synth.sample_rate,
+            channels=1,
+            dtype="float32",
+            device=self.config.device,
+            latency="low",
         )
         stream.start()
         return stream

@@ -34,9 +34,23 @@ ANNOTATION = re.compile(r"\[[^\]]*\]|\([^)]*\)|\*[^*]*\*|♪+")
 STOCK_HALLUCINATIONS = frozenset(
     s.lower()
     for s in (
-        "you", "thank you", "thank you.", "thanks for watching!", "thanks for watching.",
-        "thank you for watching.", "bye.", "bye", "okay.", "so", "uh", "um", "hmm", ".",
-        "thank you very much.", "i'm sorry.", "you.",
+        "you",
+        "thank you",
+        "thank you.",
+        "thanks for watching!",
+        "thanks for watching.",
+        "thank you for watching.",
+        "bye.",
+        "bye",
+        "okay.",
+        "so",
+        "uh",
+        "um",
+        "hmm",
+        ".",
+        "thank you very much.",
+        "i'm sorry.",
+        "you.",
     )
 )
 
@@ -68,9 +82,12 @@ class Transcript:
 
     def as_json(self) -> dict:
         return {
-            "text": self.text, "duration_s": round(self.duration_s, 3),
-            "transcribe_s": round(self.transcribe_s, 3), "prob": round(self.prob, 3),
-            "rejected": self.rejected, "reason": self.reason,
+            "text": self.text,
+            "duration_s": round(self.duration_s, 3),
+            "transcribe_s": round(self.transcribe_s, 3),
+            "prob": round(self.prob, 3),
+            "rejected": self.rejected,
+            "reason": self.reason,
         }
 
 
@@ -119,8 +136,12 @@ class Transcriber:
         self.english_only = ".en" in path.name
         self._lock = threading.Lock()
         self._model = Model(
-            str(path), n_threads=config.n_threads, print_progress=False, print_realtime=False,
-            print_timestamps=False, redirect_whispercpp_logs_to=None,
+            str(path),
+            n_threads=config.n_threads,
+            print_progress=False,
+            print_realtime=False,
+            print_timestamps=False,
+            redirect_whispercpp_logs_to=None,
         )
 
     def _language(self) -> str:
@@ -134,9 +155,16 @@ class Transcriber:
         budget = math.ceil(len(audio) / RATE * 7) + 12
         max_tokens = min(c.max_tokens, budget) if c.max_tokens else budget
         segments = self._model.transcribe(
-            audio, extract_probability=True, language=self._language(), translate=c.translate,
-            initial_prompt=c.initial_prompt, single_segment=True, no_context=True,
-            max_tokens=max_tokens, audio_ctx=audio_ctx, suppress_blank=True,
+            audio,
+            extract_probability=True,
+            language=self._language(),
+            translate=c.translate,
+            initial_prompt=c.initial_prompt,
+            single_segment=True,
+            no_context=True,
+            max_tokens=max_tokens,
+            audio_ctx=audio_ctx,
+            suppress_blank=True,
             n_threads=c.n_threads,
         )
         texts = [s.text for s in segments]

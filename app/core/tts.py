@@ -60,7 +60,8 @@ class Synthesizer:
             raise TtsUnavailable(f"pyttsx3 could not start espeak-ng ({exc}); install espeak-ng") from exc
         self._espeak = _espeak
         self.voices = [
-            Voice(v.id, v.name, tuple(str(x) for x in (v.languages or ()))) for v in self._engine.getProperty("voices")
+            Voice(v.id, v.name, tuple(str(x) for x in (v.languages or ())))
+            for v in self._engine.getProperty("voices")
         ]
         if not self.voices:
             raise TtsUnavailable("espeak-ng has no voices; install espeak-ng-data")
@@ -97,7 +98,11 @@ class Synthesizer:
         raise ValueError(f"no voice matches {spec!r}; see `talk-llama say --list-voices`")
 
     def synthesize(
-        self, text: str, voice: str | None = None, rate: int | None = None, volume: float | None = None,
+        self,
+        text: str,
+        voice: str | None = None,
+        rate: int | None = None,
+        volume: float | None = None,
         timeout: float = 30.0,
     ) -> np.ndarray:
         """Blocking: PCM float32 mono at `sample_rate` for `text` (empty array for empty text)."""

@@ -7,8 +7,8 @@
   kept for parity with its flags and used by the benchmark as the baseline.
 - `Segmenter`: feed 16 kHz blocks; it reports `speech_started`, `pause` (after `pause_ms` of
   silence: the utterance so far, so whisper can start before the end is certain) and, once
-  `end_silence_ms` of non-speech follows speech, `utterance` (with pre-roll). Short pauses inside a sentence (below
-  `end_silence_ms`) do not cut it. Single-threaded: call `feed` from one thread.
+  `end_silence_ms` of non-speech follows speech, `utterance` (with pre-roll). Short pauses
+  inside a sentence (below `end_silence_ms`) do not cut it. Single-threaded: call `feed` from one thread.
 - `speech_stats` / `has_speech`: the gate in front of whisper that keeps silence and noise from
   ever becoming a turn.
 """
@@ -103,7 +103,9 @@ class SegmentEvent:
 class Segmenter:
     """Hands-free utterance segmentation over a stream of 16 kHz blocks."""
 
-    def __init__(self, config: VadConfig | None = None, on_event: Callable[[SegmentEvent], None] | None = None):
+    def __init__(
+        self, config: VadConfig | None = None, on_event: Callable[[SegmentEvent], None] | None = None
+    ):
         self.config = config or VadConfig()
         self.on_event = on_event or (lambda e: None)
         self.classify = FrameClassifier(self.config)

@@ -26,13 +26,17 @@ class GlobalHotkey:
     def start(self, key_name: str) -> tuple[bool, str]:
         platform = QGuiApplication.platformName()
         if platform != "xcb" or not os.environ.get("DISPLAY"):
-            return False, (f"Global push-to-talk is not available on '{platform}' (Wayland does not let apps "
-                           f"watch keys outside their window). The {key_name} key works while this window is active.")
+            return False, (
+                f"Global push-to-talk is not available on '{platform}' (Wayland does not let apps "
+                f"watch keys outside their window). The {key_name} key works while this window is active."
+            )
         try:
             from pynput import keyboard
         except Exception as exc:  # python-xlib missing or no X connection
             return False, f"Global push-to-talk unavailable ({exc}); the in-window key still works."
-        target = getattr(keyboard.Key, key_name.lower(), None) or keyboard.KeyCode.from_char(key_name.lower()[:1])
+        target = getattr(keyboard.Key, key_name.lower(), None) or keyboard.KeyCode.from_char(
+            key_name.lower()[:1]
+        )
 
         def press(key) -> None:
             if key == target and not self._down:

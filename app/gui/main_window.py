@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import QByteArray, QEvent, QObject, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QMainWindow,
     QPlainTextEdit,
@@ -152,7 +151,11 @@ class MainWindow(QMainWindow):
     def export_to(self, path: Path, fmt: str) -> None:
         msgs = self.bridge.history()
         s = self.settings
-        text = history.to_markdown(msgs, s.person, s.bot) if fmt == "md" else history.to_json(msgs, s.person, s.bot)
+        text = (
+            history.to_markdown(msgs, s.person, s.bot)
+            if fmt == "md"
+            else history.to_json(msgs, s.person, s.bot)
+        )
         path.write_text(text, encoding="utf-8")
 
     def open_settings(self) -> None:
@@ -251,7 +254,9 @@ class MainWindow(QMainWindow):
             self.loading.setValue(len(self._loaded))
             if len(self._loaded) >= 2:
                 self.loading.hide()
-            hint = f" Fix: run `{FETCH_HINT}`, or choose a model file in Settings." if "fetch" not in msg else ""
+            hint = (
+                f" Fix: run `{FETCH_HINT}`, or choose a model file in Settings." if "fetch" not in msg else ""
+            )
             self.show_banner(msg + hint, "Settings…", on_action=self.open_settings)
         elif source == "microphone":
             self.show_banner(msg, "Settings…", kind="warning", on_action=self.open_settings)
@@ -264,11 +269,13 @@ class MainWindow(QMainWindow):
     def _is_ptt_key(self, event) -> bool:
         return QKeySequence(event.key()).toString() == self.settings.ptt_key
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) and self._is_ptt_key(event):
             focus = QApplication.focusWidget() or (obj if isinstance(obj, QWidget) else None)
             ours = focus is None or focus.window() is self  # not in a dialog
-            typing = isinstance(focus, TEXT_INPUTS) and not (isinstance(focus, QTextEdit) and focus.isReadOnly())
+            typing = isinstance(focus, TEXT_INPUTS) and not (
+                isinstance(focus, QTextEdit) and focus.isReadOnly()
+            )
             if ours and not typing:
                 if event.isAutoRepeat():
                     return True
@@ -284,7 +291,7 @@ class MainWindow(QMainWindow):
         return super().eventFilter(obj, event)
 
     # ----- closing -----------------------------------------------------------------------------
-    def closeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+    def closeEvent(self, event) -> None:
         self.settings.window_geometry = bytes(self.saveGeometry().toBase64()).decode()
         self.settings.save()
         self.hotkey.stop()

@@ -55,7 +55,9 @@ class SettingsDialog(QDialog):
         tabs.addTab(self._audio_tab(), "Audio")
         tabs.addTab(self._persona_tab(), "Persona")
         tabs.addTab(self._voice_tab(), "Voice")
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         from PySide6.QtWidgets import QVBoxLayout
@@ -103,7 +105,9 @@ class SettingsDialog(QDialog):
         self.threads = QSpinBox(minimum=1, maximum=64, value=self.s.threads)
         f.addRow("Threads", self.threads)
         self.language = QLineEdit(self.s.language)
-        self.language.setToolTip("Spoken language code (en, de, fr…), or auto. English-only models ignore it.")
+        self.language.setToolTip(
+            "Spoken language code (en, de, fr…), or auto. English-only models ignore it."
+        )
         f.addRow("Language", self.language)
         return w
 
@@ -191,12 +195,22 @@ class SettingsDialog(QDialog):
     def result_settings(self) -> AppSettings:
         return dataclasses.replace(
             self.s,
-            llm_model=self.llm.currentData() or "", whisper_model=self.whisper.currentData() or "",
-            n_ctx=self.n_ctx.value(), threads=self.threads.value(), language=self.language.text().strip() or "en",
-            input_device=self.input_dev.currentData(), output_device=self.output_dev.currentData(),
-            hands_free=self.hands_free.isChecked(), vad_thold=self.vad.value(), freq_thold=self.fth.value(),
-            end_silence_ms=self.silence.value(), ptt_key=self.ptt_key.text().strip() or "Space",
-            global_ptt=self.global_ptt.isChecked(), person=self.person.text().strip() or "User",
-            bot=self.bot.text().strip() or "Aria", prompt=self.prompt.toPlainText().strip() or default_prompt(),
-            voice=self.voice.currentData() or "", rate=self.rate.value(),
+            llm_model=self.llm.currentData() or "",
+            whisper_model=self.whisper.currentData() or "",
+            n_ctx=self.n_ctx.value(),
+            threads=self.threads.value(),
+            language=self.language.text().strip() or "en",
+            input_device=self.input_dev.currentData(),
+            output_device=self.output_dev.currentData(),
+            hands_free=self.hands_free.isChecked(),
+            vad_thold=self.vad.value(),
+            freq_thold=self.fth.value(),
+            end_silence_ms=self.silence.value(),
+            ptt_key=self.ptt_key.text().strip() or "Space",
+            global_ptt=self.global_ptt.isChecked(),
+            person=self.person.text().strip() or "User",
+            bot=self.bot.text().strip() or "Aria",
+            prompt=self.prompt.toPlainText().strip() or default_prompt(),
+            voice=self.voice.currentData() or "",
+            rate=self.rate.value(),
         )

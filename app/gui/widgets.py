@@ -21,8 +21,12 @@ from PySide6.QtWidgets import (
 )
 
 STATE_COLORS = {
-    "loading": "#8a8a8a", "idle": "#6b7b8c", "listening": "#2e9d4f", "transcribing": "#c08a12",
-    "thinking": "#7b4fc4", "speaking": "#2a73c9",
+    "loading": "#8a8a8a",
+    "idle": "#6b7b8c",
+    "listening": "#2e9d4f",
+    "transcribing": "#c08a12",
+    "thinking": "#7b4fc4",
+    "speaking": "#2a73c9",
 }
 
 
@@ -42,7 +46,7 @@ class LevelMeter(QWidget):
         self.level = target if target > self.level else self.level * 0.85 + target * 0.15
         self.update()
 
-    def paintEvent(self, _event) -> None:  # noqa: N802 (Qt API)
+    def paintEvent(self, _event) -> None:
         p = QPainter(self)
         pal = self.palette()
         r = QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5)
@@ -110,7 +114,9 @@ class Banner(QFrame):
         super().__init__(parent)
         self.kind = kind
         color = {"error": "#b3261e", "warning": "#8a5a00", "info": "#1f5fae"}[kind]
-        self.setStyleSheet(f"Banner {{ background: {color}; border-radius: 6px; }} QLabel {{ color: white; }}")
+        self.setStyleSheet(
+            f"Banner {{ background: {color}; border-radius: 6px; }} QLabel {{ color: white; }}"
+        )
         self.setAccessibleName(f"{kind} message")
         lay = QHBoxLayout(self)
         lay.setContentsMargins(10, 6, 6, 6)
@@ -136,8 +142,10 @@ class PttButton(QPushButton):
         self.setMinimumHeight(56)
         self.setAccessibleName("Push to talk")
         self.set_key_name(key_name)
-        self.setStyleSheet("QPushButton { font-size: 16px; font-weight: 600; }"
-                           " QPushButton:pressed { background: #2e9d4f; color: white; }")
+        self.setStyleSheet(
+            "QPushButton { font-size: 16px; font-weight: 600; }"
+            " QPushButton:pressed { background: #2e9d4f; color: white; }"
+        )
 
     def set_key_name(self, key_name: str) -> None:
         self.setText(f"Hold to talk  ({key_name})")
@@ -193,8 +201,10 @@ class ChatView(QTextBrowser):
         user_bg = pal.color(QPalette.ColorRole.AlternateBase).name()
         parts = []
         if not self.messages:
-            parts.append(f"<p style='color:{muted}; text-align:center; margin-top:40px'>"
-                         "Hold the button (or Space) and speak, or type a message below.</p>")
+            parts.append(
+                f"<p style='color:{muted}; text-align:center; margin-top:40px'>"
+                "Hold the button (or Space) and speak, or type a message below.</p>"
+            )
         for i, m in enumerate(self.messages):
             who = self.person if m.role == "user" else self.bot
             body = html.escape(m.text)
@@ -204,7 +214,9 @@ class ChatView(QTextBrowser):
             if m.interrupted:
                 body += f" <i style='color:{muted}'>(interrupted)</i>"
             bg = f"background-color:{user_bg};" if m.role == "user" else ""
-            parts.append(f"<div style='{bg} padding:6px; margin:4px 0'><b>{html.escape(who)}</b><br>{body}</div>")
+            parts.append(
+                f"<div style='{bg} padding:6px; margin:4px 0'><b>{html.escape(who)}</b><br>{body}</div>"
+            )
             if m.latency:
                 parts.append(self._latency_html(i, m, muted))
         at_bottom = self.verticalScrollBar().value() >= self.verticalScrollBar().maximum() - 4
@@ -216,12 +228,20 @@ class ChatView(QTextBrowser):
     def _latency_html(i: int, m: ChatMessage, muted: str) -> str:
         lat = m.latency
         v2v = lat.get("t_first_audio_ms")
-        head = f"voice in {v2v / 1000:.2f} s" if v2v else f"first token in {(lat.get('t_first_token_ms') or 0) / 1000:.2f} s"
+        head = (
+            f"voice in {v2v / 1000:.2f} s"
+            if v2v
+            else f"first token in {(lat.get('t_first_token_ms') or 0) / 1000:.2f} s"
+        )
         link = f"<a href='lat:{i}'>{'hide' if m.expanded else 'details'}</a>"
         text = f"<span style='color:{muted}; font-size:small'>{head} · {link}</span>"
         if m.expanded:
-            rows = [("transcript", "t_transcript_ms"), ("first token", "t_first_token_ms"),
-                    ("first sentence", "t_first_sentence_ms"), ("first audio", "t_first_audio_ms")]
+            rows = [
+                ("transcript", "t_transcript_ms"),
+                ("first token", "t_first_token_ms"),
+                ("first sentence", "t_first_sentence_ms"),
+                ("first audio", "t_first_audio_ms"),
+            ]
             cells = " · ".join(f"{name} {lat[k]:.0f} ms" for name, k in rows if lat.get(k) is not None)
             cells += f" · prompt {lat.get('prompt_tokens', 0)} tok in {lat.get('t_prompt_ms', 0):.0f} ms"
             cells += f" · reply {lat.get('gen_tokens', 0)} tok in {lat.get('t_gen_ms', 0):.0f} ms"

@@ -34,7 +34,9 @@ def main(out: str) -> None:
     def cb(indata, frames, t, status):
         rows.append((time.monotonic(), float(np.sqrt(np.mean(indata[:, 0] ** 2)))))
 
-    with sd.InputStream(device="pulse", channels=1, samplerate=16000, blocksize=80, latency="low", callback=cb):
+    with sd.InputStream(
+        device="pulse", channels=1, samplerate=16000, blocksize=80, latency="low", callback=cb
+    ):
         Path(out + ".ready").touch()
         while not done:
             time.sleep(0.01)

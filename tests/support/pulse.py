@@ -20,9 +20,9 @@ import soundfile as sf
 
 MODULES = """
 load-module module-native-protocol-unix auth-anonymous=1 socket={socket}
-load-module module-null-sink sink_name=speaker norewinds=1 sink_properties=device.description=speaker
-load-module module-null-sink sink_name=micfeed norewinds=1 channels=1 sink_properties=device.description=micfeed
-load-module module-remap-source source_name=mic master=micfeed.monitor source_properties=device.description=mic
+load-module module-null-sink sink_name=speaker norewinds=1
+load-module module-null-sink sink_name=micfeed norewinds=1 channels=1
+load-module module-remap-source source_name=mic master=micfeed.monitor
 set-default-sink speaker
 set-default-source mic
 """
@@ -47,10 +47,23 @@ class VirtualAudio:
             raise RuntimeError("pulseaudio is not installed (make test installs it)")
         (self.dir / "default.pa").write_text(MODULES.format(socket=self.socket))
         env = {**os.environ, **self.env, "HOME": str(self.dir)}
+        log = open(self.dir / "pulse.log", "wb")  # noqa: SIM115 - the server writes it while it runs
         self.proc = subprocess.Popen(
-            ["pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit",
-             "--use-pid-file=no", "--system=no", "-F", str(self.dir / "default.pa"), "--log-target=stderr"],
-            env=env, stdout=subprocess.DEVNULL, stderr=open(self.dir / "pulse.log", "wb"),
+            [
+                "pulseaudio",
+                "-n",
+                "--daemonize=no",
+                "--exit-idle-time=-1",
+                "--disallow-exit",
+                "--use-pid-file=no",
+                "--system=no",
+                "-F",
+                str(self.dir / "default.pa"),
+                "--log-target=stderr",
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
         )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
@@ -82,8 +95,15 @@ class VirtualAudio:
     def record_speaker(self, out: Path) -> subprocess.Popen:
         """Start recording what is played on the virtual speaker (terminate() to stop)."""
         return subprocess.Popen(
-            ["parecord", "--device=speaker.monitor", "--channels=1", "--rate=16000",
-             "--format=s16le", "--file-format=wav", str(out)],
+            [
+                "parecord",
+                "--device=speaker.monitor",
+                "--channels=1",
+                "--rate=16000",
+                "--format=s16le",
+                "--file-format=wav",
+                str(out),
+            ],
             env={**os.environ, **self.env},
         )
 
