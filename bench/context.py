@@ -7,7 +7,8 @@ Same model, same scripted turns, same run, n_ctx 512:
   from then on every turn re-evaluates the whole window).
 Engine and baseline turns are interleaved (same load on both). The engine's prompt cost is its
 timed user-segment evaluation; the baseline's comes from llama.cpp's perf counters.
-Also: generation speed vs `create_completion(stream=True)` on the same prompt, the cost of a shift
+Also: session resume vs re-evaluating the same history; generation speed vs
+`create_completion(stream=True)` on the same prompt; the cost of a shift
 (KL divergence and top-1 agreement of the next-token distribution vs a fresh evaluation of the same
 surviving tokens), and RSS after many short turns.
 
@@ -32,27 +33,10 @@ from app.core.catalog import default_model_path
 from app.core.llm import Conversation, LlmConfig
 from app.core.persona import Persona
 from bench.common import emit
+from bench.phrases import TOPICS
 
 N_CTX = 512
 MAX_TOKENS = 16
-TOPICS = [
-    "apples",
-    "rivers",
-    "guitars",
-    "mountains",
-    "pencils",
-    "windows",
-    "tigers",
-    "candles",
-    "rockets",
-    "bread",
-    "clouds",
-    "bicycles",
-    "oceans",
-    "owls",
-    "trains",
-    "coffee",
-]
 
 
 def question(i: int) -> str:
@@ -191,6 +175,37 @@ def _probs(llm: llama_cpp.Llama) -> np.ndarray:
     return e / e.sum()
 
 
+def resume_vs_replay(turns: int = 20) -> dict:
+    """Restart cost: loading a saved session (no evaluation) vs re-evaluating the same history."""
+    import tempfile
+    from pathlib import Path
+
+    from app.core import session
+
+    cfg = LlmConfig(default_model_path("llm"), n_ctx=2048, temperature=0, max_tokens=MAX_TOKENS)
+    conv = Conversation(cfg)
+    for i in range(turns):
+        conv.say(question(i))
+    with tempfile.TemporaryDirectory() as d:
+        session.save(conv, Path(d))
+        history, n_past = list(conv.history), conv.n_past
+        conv.close()
+        fresh = Conversation(cfg)
+        t0 = time.perf_counter()
+        res = session.load(fresh, Path(d))
+        t_resume = time.perf_counter() - t0
+        assert res.resumed
+        fresh.close()
+        other = Conversation(cfg)
+        t0 = time.perf_counter()
+        replayed = session.replay(other, history)
+        t_replay = time.perf_counter() - t0
+        other.close()
+    return {"turns": turns, "n_past": n_past, "resume_ms": round(t_resume * 1000, 1),
+            "replay_ms": round(t_replay * 1000, 1), "replayed_turns": replayed,
+            "replay_over_resume": round(t_replay / t_resume, 1)}
+
+
 def rss_growth(turns: int) -> dict:
     conv = Conversation(LlmConfig(default_model_path("llm"), n_ctx=N_CTX, temperature=0, max_tokens=4))
     proc = psutil.Process()
@@ -239,6 +254,7 @@ def main() -> None:
         "baseline_total_prompt_s": round(sum(ms for _, ms in base) / 1000, 2),
         "generation": generation_speed(),
         "shift_cost": shift_cost(),
+        "session": resume_vs_replay(),
         "rss": rss_growth(args.rss_turns),
     }
     emit("context", result)

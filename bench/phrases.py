@@ -14,3 +14,23 @@ PHRASES = [
     "What is your favorite color?",
     "Remind me to call my mother tomorrow.",
 ]
+
+# Topics for scripted text turns (context benchmark and conversation tests).
+TOPICS = [
+    "apples",
+    "rivers",
+    "guitars",
+    "mountains",
+    "pencils",
+    "windows",
+    "tigers",
+    "candles",
+    "rockets",
+    "bread",
+    "clouds",
+    "bicycles",
+    "oceans",
+    "owls",
+    "trains",
+    "coffee",
+]

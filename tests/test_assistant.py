@@ -185,3 +185,38 @@ def test_silence_in_push_to_talk_makes_no_turn(virtual_audio, llm_model, whisper
         a.shutdown()
     assert t.data["rejected"] and rec.of("user") == []
     assert np.isfinite(t.data["prob"])
+
+
+def test_external_speak_command_and_heard_ok(llm_model, whisper_model, tmp_path) -> None:
+    """talk-llama's -s/-sf and -ho: a real external command receives each sentence, heard-ok first."""
+    log = tmp_path / "spoken.log"
+    script = tmp_path / "speak.sh"
+    script.write_text(f'#!/bin/sh\necho "$1|$(cat "$2")" >> {log}\n')
+    script.chmod(0o755)
+    rec = Recorder()
+    a = make(llm_model, whisper_model, rec, speak_command=str(script), speak_file=tmp_path / "say.txt",
+             heard_ok="Okay.", use_microphone=False)
+    try:
+        a.send_text("Tell me two facts about the sun.")
+        turn = rec.wait_for("turn", 60)
+        a.speaker.wait(30)
+    finally:
+        a.shutdown()
+    lines = log.read_text().splitlines()
+    assert lines[0] == "2|Okay."
+    assert len(lines) >= 2 and all(line.startswith("2|") for line in lines)
+    assert turn.data["t_first_audio_ms"] is not None
+
+
+def test_push_to_talk_held_past_the_cap_is_sent_not_lost(virtual_audio, llm_model, whisper_model) -> None:
+    rec = Recorder()
+    a = make(llm_model, whisper_model, rec)
+    a.config.vad.max_utterance_s = 1.5
+    try:
+        a.press()
+        rec.wait_for("notice", 10, lambda e: "limit" in e.data["message"])
+        t = rec.wait_for("transcript", 30)
+    finally:
+        a.shutdown()
+    assert t.data["rejected"]  # silence: no turn, but the utterance was handed over, not dropped
+    assert not a._listening

@@ -14,25 +14,7 @@ from app.core import session
 from app.core.chat_format import PlainChatFormat
 from app.core.llm import Conversation, LlmConfig, _ReplyText
 from app.core.persona import Persona
-
-TOPICS = [
-    "apples",
-    "rivers",
-    "guitars",
-    "mountains",
-    "pencils",
-    "windows",
-    "tigers",
-    "candles",
-    "rockets",
-    "bread",
-    "clouds",
-    "bicycles",
-    "oceans",
-    "owls",
-    "trains",
-    "coffee",
-]
+from bench.phrases import TOPICS
 
 
 def make(model: Path, **kw) -> Conversation:

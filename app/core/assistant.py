@@ -240,6 +240,11 @@ class Assistant:
         self.emit(Event("level", {"rms": level.rms, "peak": level.peak}))
 
     def _on_mic_block(self, block: np.ndarray) -> None:
+        if self._listening and self.mic is not None and self.mic.utterance_s >= self.config.vad.max_utterance_s:
+            # Push-to-talk held past the cap: transcribe what we have rather than lose its head.
+            self.emit(Event("notice", {"message": "long utterance: sent at the configured limit"}))
+            self.release()
+            return
         if not self.config.hands_free or self._listening or self.state == State.LOADING:
             return
         passed, barge = self.echo.mic_block(block)

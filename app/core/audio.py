@@ -26,6 +26,17 @@ RATE = 16000
 BLOCK_S = 0.02
 
 
+def close_stream(stream, what: str) -> None:
+    """Abort and close a sounddevice stream, logging (not raising) if it is already gone."""
+    if stream is None:
+        return
+    try:
+        stream.abort()
+        stream.close()
+    except Exception as exc:  # PortAudio errors when the device vanished
+        log.debug("closing %s stream: %s", what, exc)
+
+
 class MicrophoneError(RuntimeError):
     """The microphone cannot be opened; the message says why and what to do."""
 
@@ -145,12 +156,7 @@ class Microphone:
 
     def close(self) -> None:
         stream, self._stream = self._stream, None
-        if stream is not None:
-            try:
-                stream.abort()
-                stream.close()
-            except Exception as exc:
-                log.debug("closing input stream: %s", exc)
+        close_stream(stream, "input")
 
     @property
     def is_open(self) -> bool:

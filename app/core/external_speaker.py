@@ -12,16 +12,15 @@ import queue
 import shlex
 import subprocess
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
-from app.core.speaker import SpeakerEvent
+from app.core.speaker import SentenceQueue, SpeakerEvent
 
 log = logging.getLogger(__name__)
 
 
-class ExternalSpeaker:
+class ExternalSpeaker(SentenceQueue):
     available = True
     problem = ""
 
@@ -51,18 +50,6 @@ class ExternalSpeaker:
             self._index += 1
             self._q.put((self._gen, self._index, sentence))
             return self._index
-
-    @property
-    def busy(self) -> bool:
-        return self._pending > 0
-
-    def wait(self, timeout: float | None = None) -> bool:
-        end = None if timeout is None else time.monotonic() + timeout
-        while self._pending > 0:
-            if end is not None and time.monotonic() > end:
-                return False
-            time.sleep(0.005)
-        return True
 
     def stop(self) -> None:
         with self._lock:

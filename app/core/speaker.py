@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from app.core.audio import close_stream
 from app.core.tts import Synthesizer, TtsUnavailable
 
 log = logging.getLogger(__name__)
@@ -44,7 +45,26 @@ class SpeakerConfig:
     device: int | str | None = None  # sounddevice output device
 
 
-class Speaker:
+class SentenceQueue:
+    """Pending-sentence bookkeeping shared by the speakers: `busy` and `wait()`."""
+
+    _pending: int = 0
+
+    @property
+    def busy(self) -> bool:
+        return self._pending > 0
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until everything queued has been played; False on timeout."""
+        end = None if timeout is None else time.monotonic() + timeout
+        while self._pending > 0:
+            if end is not None and time.monotonic() > end:
+                return False
+            time.sleep(0.005)
+        return True
+
+
+class Speaker(SentenceQueue):
     """Interruptible sentence-by-sentence speech. Call `close()` when done."""
 
     def __init__(
@@ -90,19 +110,6 @@ class Speaker:
             item = (self._generation, self._index, sentence)
         self._text_q.put(item)
         return item[1]
-
-    @property
-    def busy(self) -> bool:
-        return self._pending > 0
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Block until everything queued has been played; False on timeout."""
-        end = None if timeout is None else time.monotonic() + timeout
-        while self._pending > 0:
-            if end is not None and time.monotonic() > end:
-                return False
-            time.sleep(0.005)
-        return True
 
     def stop(self) -> None:
         """Silence now: drop queued sentences and abort playback. Returns promptly."""
@@ -176,12 +183,7 @@ class Speaker:
 
     def _close_stream(self) -> None:
         stream, self._stream = self._stream, None
-        if stream is not None:
-            try:
-                stream.abort()
-                stream.close()
-            except Exception as exc:
-                log.debug("closing output stream: %s", exc)
+        close_stream(stream, "output")
 
     def _play_loop(self) -> None:
         while True:
