@@ -201,9 +201,14 @@ def resume_vs_replay(turns: int = 20) -> dict:
         replayed = session.replay(other, history)
         t_replay = time.perf_counter() - t0
         other.close()
-    return {"turns": turns, "n_past": n_past, "resume_ms": round(t_resume * 1000, 1),
-            "replay_ms": round(t_replay * 1000, 1), "replayed_turns": replayed,
-            "replay_over_resume": round(t_replay / t_resume, 1)}
+    return {
+        "turns": turns,
+        "n_past": n_past,
+        "resume_ms": round(t_resume * 1000, 1),
+        "replay_ms": round(t_replay * 1000, 1),
+        "replayed_turns": replayed,
+        "replay_over_resume": round(t_replay / t_resume, 1),
+    }
 
 
 def rss_growth(turns: int) -> dict:

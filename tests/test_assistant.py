@@ -8,10 +8,11 @@ from pathlib import Path
 
 import numpy as np
 
-from app.core.assistant import Assistant, AssistantConfig, Event, State, strip_wake_command
+from app.core.assistant import Assistant, AssistantConfig, Event, State
 from app.core.llm import LlmConfig
 from app.core.persona import Persona
 from app.core.stt import SttConfig
+from app.core.wake import strip_wake_command
 from tests.conftest import espeak
 from tests.support.monitor import Monitor
 
@@ -194,8 +195,15 @@ def test_external_speak_command_and_heard_ok(llm_model, whisper_model, tmp_path)
     script.write_text(f'#!/bin/sh\necho "$1|$(cat "$2")" >> {log}\n')
     script.chmod(0o755)
     rec = Recorder()
-    a = make(llm_model, whisper_model, rec, speak_command=str(script), speak_file=tmp_path / "say.txt",
-             heard_ok="Okay.", use_microphone=False)
+    a = make(
+        llm_model,
+        whisper_model,
+        rec,
+        speak_command=str(script),
+        speak_file=tmp_path / "say.txt",
+        heard_ok="Okay.",
+        use_microphone=False,
+    )
     try:
         a.send_text("Tell me two facts about the sun.")
         turn = rec.wait_for("turn", 60)

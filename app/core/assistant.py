@@ -39,6 +39,7 @@ from app.core.speaker import Speaker, SpeakerConfig, SpeakerEvent
 from app.core.stt import SttConfig, Transcriber, Transcript
 from app.core.text import SentenceSplitter, speakable
 from app.core.vad import RATE, Segmenter, SegmentEvent, VadConfig
+from app.core.wake import strip_wake_command
 
 log = logging.getLogger(__name__)
 
@@ -85,33 +86,6 @@ class _Turn:
     stt_ms: float = 0.0  # time whisper took (the rest of t_transcript is VAD and queueing)
     cancel: threading.Event = field(default_factory=threading.Event)
     stamps: dict[str, float] = field(default_factory=dict)
-
-
-def similarity(a: str, b: str) -> float:
-    """1 - Levenshtein distance / longer length (talk-llama's measure for the wake command)."""
-    if not a and not b:
-        return 1.0
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-        prev = cur
-    return 1.0 - prev[-1] / max(len(a), len(b))
-
-
-def strip_wake_command(text: str, wake: str, threshold: float = 0.7) -> str | None:
-    """talk-llama's -w: the utterance must start with the wake phrase (similarity >= threshold);
-    returns the rest, or None when the phrase is absent."""
-    norm = lambda s: " ".join("".join(c for c in s.lower() if c.isalnum() or c.isspace()).split())  # noqa: E731
-    words, wake_words = text.split(), norm(wake).split()
-    n = len(wake_words)
-    if len(words) < n:
-        return None
-    head = norm(" ".join(words[:n]))
-    if similarity(head, " ".join(wake_words)) < threshold:
-        return None
-    return " ".join(words[n:]).lstrip(" ,.!?")
 
 
 class Assistant:
@@ -240,7 +214,8 @@ class Assistant:
         self.emit(Event("level", {"rms": level.rms, "peak": level.peak}))
 
     def _on_mic_block(self, block: np.ndarray) -> None:
-        if self._listening and self.mic is not None and self.mic.utterance_s >= self.config.vad.max_utterance_s:
+        cap = self.config.vad.max_utterance_s
+        if self._listening and self.mic is not None and self.mic.utterance_s >= cap:
             # Push-to-talk held past the cap: transcribe what we have rather than lose its head.
             self.emit(Event("notice", {"message": "long utterance: sent at the configured limit"}))
             self.release()
@@ -297,7 +272,8 @@ class Assistant:
                 self._set_state(State.IDLE)
                 continue
             if not final:  # a pause: transcribe now, in case it turns out to be the end
-                speculative = (end_sample, self.transcriber.transcribe(audio))
+                if self._stt_q.empty():  # skip it if newer audio is already waiting
+                    speculative = (end_sample, self.transcriber.transcribe(audio))
                 continue
             self.last_utterance = audio
             if speculative is not None and speculative[0] == end_sample and end_sample >= 0:
