@@ -189,9 +189,15 @@ def test_shift_in_the_middle_of_a_reply(llm_model: Path) -> None:
 def test_monologue_larger_than_the_context(llm_model: Path) -> None:
     c = make(llm_model, n_ctx=512, max_tokens=8)
     long_text = " ".join(f"This is sentence number {i} of a very long monologue." for i in range(200))
+    start = c.n_past
     c.say(long_text)
     assert c.last_stats.user_trimmed > 0
     assert_consistent(c)
+    # the template's head survived the trim; the end of the monologue was kept
+    ids = c.llama.input_ids[start : start + c.last_stats.prompt_tokens].tolist()
+    segment = c.llama.detokenize(ids, special=True)
+    assert segment.decode().startswith("<|im_start|>user\n…")
+    assert "number 199 of a very long monologue.<|im_end|>" in segment.decode()
     c.say("Thanks.")
     assert_consistent(c)
     c.close()

@@ -230,17 +230,23 @@ class Conversation:
 
     # ----- turns -----------------------------------------------------------------------------
     def _user_tokens(self, text: str) -> tuple[list[int], int]:
-        """Tokens of the user segment; a monologue too large for the context loses its head."""
-        parts = self.format.user(text)
-        tokens = self._tokenize(parts)
+        """Tokens of the user segment; a monologue too large for the context loses its head
+        (the template's scaffolding is always kept whole). Returns (tokens, content tokens cut)."""
+        tokens = self._tokenize(self.format.user(text))
         limit = int(self.config.max_user_share * (self.n_ctx - self.ledger.n_keep))
         if len(tokens) <= limit:
             return tokens, 0
         content = self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)
-        excess = len(tokens) - limit
-        kept = self.llama.detokenize(content[excess:]).decode("utf-8", errors="ignore")
-        log.warning("user turn of %d tokens trimmed to its last %d", len(tokens), limit)
-        return self._tokenize(self.format.user("…" + kept))[-limit:], excess
+        budget = limit - (len(tokens) - len(content)) - 4  # room for the scaffolding and "…"
+        while budget > 0:
+            kept = self.llama.detokenize(content[-budget:]).decode("utf-8", errors="ignore")
+            tokens = self._tokenize(self.format.user("…" + kept))
+            if len(tokens) <= limit:
+                cut = len(content) - budget
+                log.warning("user turn of %d tokens: its first %d were dropped", len(content), cut)
+                return tokens, cut
+            budget -= len(tokens) - limit
+        raise ValueError("the context is too small for any user turn")
 
     def stream(self, text: str, cancel: threading.Event | None = None) -> Iterator[str]:
         """Append a user turn and yield the reply as text pieces while it is generated.
