@@ -95,20 +95,16 @@ def check_audio() -> list[Check]:
         return [Check("audio", False, f"audio unavailable: {exc} (install libportaudio2)", False)]
     ins = [d for d in devices if d["max_input_channels"] > 0]
     outs = [d for d in devices if d["max_output_channels"] > 0]
-    checks = [
-        Check(
-            "audio", bool(ins), f"{len(ins)} input device(s): " + ", ".join(d["name"] for d in ins[:6]), False
-        ),
-        Check(
-            "audio",
-            bool(outs),
-            f"{len(outs)} output device(s): " + ", ".join(d["name"] for d in outs[:6]),
-            False,
-        ),
+
+    def describe(found: list, kind: str, missing: str) -> Check:
+        names = ", ".join(d["name"] for d in found[:6])
+        text = f"{len(found)} {kind} device(s): {names}" if found else f"no {kind} device — {missing}"
+        return Check("audio", bool(found), text, False)
+
+    return [
+        describe(ins, "input", "no microphone: typing still works"),
+        describe(outs, "output", "no speaker: replies are shown as text"),
     ]
-    if not ins:
-        checks[0].text += " — no microphone: typing still works"
-    return checks
 
 
 def check_tts() -> list[Check]:
