@@ -38,6 +38,7 @@ from app.core.persona import Persona
 from app.core.speaker import Speaker, SpeakerConfig, SpeakerEvent
 from app.core.stt import SttConfig, Transcriber, Transcript
 from app.core.text import SentenceSplitter, speakable
+from app.core.turn import Turn
 from app.core.vad import RATE, Segmenter, SegmentEvent, VadConfig
 from app.core.wake import strip_wake_command
 
@@ -78,16 +79,6 @@ class AssistantConfig:
     use_microphone: bool = True
 
 
-@dataclass
-class _Turn:
-    text: str
-    t_speech_end: float  # perf_counter when the user stopped talking (or pressed Enter)
-    t_transcript: float | None = None
-    stt_ms: float = 0.0  # time whisper took (the rest of t_transcript is VAD and queueing)
-    cancel: threading.Event = field(default_factory=threading.Event)
-    stamps: dict[str, float] = field(default_factory=dict)
-
-
 class Assistant:
     """See the module docstring. Create, `start()`, drive with press/release/send_text, `shutdown()`."""
 
@@ -103,10 +94,10 @@ class Assistant:
         self.segmenter = Segmenter(config.vad, on_event=self._on_segment)
         # (audio, t_speech_end, speech_end_sample, final?): non-final items are speculative
         self._stt_q: queue.Queue[tuple[np.ndarray, float, int, bool] | None] = queue.Queue()
-        self._llm_q: queue.Queue[_Turn | Callable[[], None] | None] = queue.Queue()
+        self._llm_q: queue.Queue[Turn | Callable[[], None] | None] = queue.Queue()
         self.last_utterance = np.zeros(0, np.float32)  # the last audio sent to whisper (diagnostics)
-        self._turn: _Turn | None = None
-        self._speaking_turn: _Turn | None = None
+        self._turn: Turn | None = None
+        self._speaking_turn: Turn | None = None
         self._listening = False
         self._closed = False
         self._threads: list[threading.Thread] = []
@@ -194,7 +185,7 @@ class Assistant:
         text = text.strip()
         if text:
             self.interrupt()
-            self._llm_q.put(_Turn(text, time.perf_counter()))
+            self._llm_q.put(Turn(text, time.perf_counter()))
 
     def interrupt(self) -> None:
         """Barge-in: stop the voice now and the generation within one token."""
@@ -301,7 +292,7 @@ class Assistant:
                 if self._turn is None:
                     self._set_state(State.IDLE)
                 continue
-            self._llm_q.put(_Turn(text, t_end, time.perf_counter(), result.transcribe_s * 1000))
+            self._llm_q.put(Turn(text, t_end, time.perf_counter(), result.transcribe_s * 1000))
 
     def _llm_loop(self) -> None:
         try:
@@ -325,7 +316,7 @@ class Assistant:
                 continue
             self._run_turn(item)
 
-    def _run_turn(self, turn: _Turn) -> None:
+    def _run_turn(self, turn: Turn) -> None:
         assert self.conversation is not None
         self._turn = self._speaking_turn = turn
         self.emit(Event("user", {"text": turn.text}))
@@ -360,14 +351,14 @@ class Assistant:
             name="assistant-turn-report",
         ).start()
 
-    def _speak(self, turn: _Turn, sentence: str) -> None:
+    def _speak(self, turn: Turn, sentence: str) -> None:
         turn.stamps.setdefault("first_sentence", time.perf_counter())
         spoken = speakable(sentence)
         if spoken and self.speaker.available and not turn.cancel.is_set():
             index = self.speaker.say(spoken)
             self.emit(Event("sentence", {"event": "queued", "index": index, "text": sentence}))
 
-    def _finish_turn(self, turn: _Turn, reply: str) -> None:
+    def _finish_turn(self, turn: Turn, reply: str) -> None:
         """Report the turn once its speech has started (or was cut/unavailable)."""
         deadline = time.monotonic() + 30
         while (
@@ -378,33 +369,7 @@ class Assistant:
         ):
             time.sleep(0.01)
         stats = self.conversation.last_stats if self.conversation else None
-
-        def rel(key: str) -> float | None:
-            t = turn.stamps.get(key)
-            return round((t - turn.t_speech_end) * 1000, 1) if t is not None else None
-
-        data = {
-            "user": turn.text,
-            "reply": reply,
-            "interrupted": turn.cancel.is_set(),
-            "t_speech_end": turn.t_speech_end,
-            "t_transcript_ms": round((turn.t_transcript - turn.t_speech_end) * 1000, 1)
-            if turn.t_transcript
-            else None,
-            "stt_ms": round(turn.stt_ms, 1),
-            "t_first_token_ms": rel("first_token"),
-            "t_first_sentence_ms": rel("first_sentence"),
-            "t_first_audio_ms": rel("first_audio"),
-        }
-        if stats is not None:
-            data.update(
-                turn=stats.turn,
-                prompt_tokens=stats.prompt_tokens,
-                gen_tokens=stats.gen_tokens,
-                t_prompt_ms=round(stats.t_prompt_ms, 1),
-                t_gen_ms=round(stats.t_gen_ms, 1),
-                **self._ctx_stats(),
-            )
+        data = turn.report(reply, stats, self._ctx_stats())
         self.emit(Event("turn", data))
         if self._speaking_turn is turn and not (self.speaker and self.speaker.busy) and self._turn is None:
             self._set_state(State.IDLE)
