@@ -1,0 +1,156 @@
+"""Print the README's benchmark table from bench/results/*.json (run the benchmarks first).
+
+Run: .venv/bin/python -m bench.report
+"""
+
+from __future__ import annotations
+
+import json
+
+from bench.common import ROOT
+
+RESULTS = ROOT / "bench" / "results"
+
+
+def load(name: str) -> dict | None:
+    path = RESULTS / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def ok(flag: bool) -> str:
+    return "met" if flag else "**missed**"
+
+
+def rows() -> list[tuple[str, str, str, str]]:
+    out: list[tuple[str, str, str, str]] = []
+    if c := load("context"):
+        g, k, r, s = c["generation"], c["shift_cost"], c["rss"], c["session"]
+        last = c["turns"]
+        out += [
+            (
+                "context",
+                f"engine prompt time, turn {last} / turn 2",
+                f"{c['engine_last_over_turn2']}×",
+                f"≤ 1.3 ({ok(c['engine_last_over_turn2'] <= 1.3)})",
+            ),
+            (
+                "context",
+                f"baseline (message list + truncation) / engine at turn {last}",
+                f"{c['baseline_over_engine_last']}× ({c['baseline_prompt_tokens_last']} vs "
+                f"{c['engine_prompt_tokens_last']} prompt tokens)",
+                f"≥ 5× ({ok(c['baseline_over_engine_last'] >= 5)})",
+            ),
+            (
+                "context",
+                "total prompt-eval time over the run, engine vs baseline",
+                f"{c['engine_total_prompt_s']} s vs {c['baseline_total_prompt_s']} s",
+                "",
+            ),
+            (
+                "context",
+                "generation speed vs create_completion(stream=True)",
+                f"{g['ratio']}× ({g['engine_tok_s']} vs {g['create_completion_tok_s']} tok/s)",
+                f"≥ 0.95 ({ok(g['ratio'] >= 0.95)})",
+            ),
+            (
+                "context",
+                f"shift cost: next-token KL vs fresh evaluation ({k['shifts_measured']} shifts)",
+                f"mean {k['kl_mean']} nats, max {k['kl_max']}; top-1 agreement {k['top1_agreement']}",
+                "reported",
+            ),
+            (
+                "context",
+                f"session resume vs re-evaluation ({s['n_past']} tokens)",
+                f"{s['resume_ms']} ms vs {s['replay_ms']} ms ({s['replay_over_resume']}×)",
+                "reported",
+            ),
+            (
+                "context",
+                "RSS after 1000 short turns vs after 50",
+                f"{r['growth_pct']:+}% ({r['rss_mb_50']} MB)",
+                f"within 5% ({ok(abs(r['growth_pct']) <= 5)})",
+            ),
+        ]
+    if t := load("stt"):
+        a, f = t["auto"], t["full"]
+        out += [
+            (
+                "stt",
+                f"RTF p50, automatic audio_ctx (mean {a['audio_ctx_mean']:.0f}) vs full window, "
+                f"{t['clips']} clips of {t['clip_s_mean']} s",
+                f"{a['rtf_p50']} vs {f['rtf_p50']} ({t['speedup_auto_vs_full']}× faster)",
+                f"≤ 0.15 ({ok(a['rtf_p50'] <= 0.15)})",
+            ),
+            (
+                "stt",
+                "WER, automatic vs full window (espeak-ng en-us + en-gb)",
+                f"{a['wer_pct']}% vs {f['wer_pct']}% ({t['wer_delta_points']:+} points)",
+                f"≤ +1 point ({ok(t['wer_delta_points'] <= 1)})",
+            ),
+            (
+                "stt",
+                "end-of-speech detection latency p50 / p90 (ours vs talk-llama's rule)",
+                f"{t['eos_ms_ours']['p50']} / {t['eos_ms_ours']['p90']} ms vs "
+                f"{t['eos_ms_talk_llama']['p50']} / {t['eos_ms_talk_llama']['p90']} ms",
+                f"≤ 500 ms ({ok(t['eos_ms_ours']['p50'] <= 500)})",
+            ),
+        ]
+    if s := load("tts"):
+        o, p = s["ours"], s["pyttsx3"]
+        out += [
+            (
+                "tts",
+                "10-word sentence → first audio on the device, p50 / p90",
+                f"{o['first_audio_ms_p50']} / {o['first_audio_ms_p90']} ms (pyttsx3 say+runAndWait: "
+                f"{p['first_audio_ms_p50']} ms)",
+                f"≤ 150 ms ({ok(o['first_audio_ms_p50'] <= 150)})",
+            ),
+            (
+                "tts",
+                "gap between queued sentences (beyond their own pauses), p50 / max",
+                f"{o['gap_ms_p50']} / {o['gap_ms_max']} ms",
+                f"≤ 150 ms ({ok(o['gap_ms_max'] <= 150)})",
+            ),
+            (
+                "tts",
+                "stop() → silence on the device, p50 / max",
+                f"{o['stop_ms_p50']} / {o['stop_ms_max']} ms (pyttsx3: {p['stop']})",
+                f"≤ 100 ms ({ok(o['stop_ms_max'] <= 100)})",
+            ),
+        ]
+    if lat := load("latency"):
+        o, b = lat["ours_ms"], lat["sequential_ms"]
+        stages = " · ".join(f"{k} {v['p50']}" for k, v in o.items())
+        out += [
+            (
+                "latency",
+                f"stages p50 after end of speech, {lat['questions']} spoken questions (ms)",
+                stages,
+                "",
+            ),
+            (
+                "latency",
+                "voice-to-voice p50 / p90 (end of speech → first sample heard)",
+                f"{o['heard']['p50']} / {o['heard']['p90']} ms "
+                f"(sequential: {b['heard']['p50']} / {b['heard']['p90']})",
+                f"≤ 800 ms ({ok(o['heard']['p50'] <= 800)})",
+            ),
+            (
+                "latency",
+                "speed-up to first audio vs sequential (talk-llama's order)",
+                f"{lat['speedup_vs_sequential_p50']}×",
+                f"≥ 2× ({ok(lat['speedup_vs_sequential_p50'] >= 2)})",
+            ),
+        ]
+    return out
+
+
+def main() -> None:
+    print("| bench | measure | result | target |")
+    print("|---|---|---|---|")
+    for r in rows():
+        print("| " + " | ".join(r) + " |")
+
+
+if __name__ == "__main__":
+    main()
