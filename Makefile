@@ -39,8 +39,9 @@ models: install
 lint: install
 	$(BIN)/ruff check app tests bench
 
-bench: install models
-	$(BIN)/python bench/context.py
+bench: sysdeps-test install models
+	for b in stt tts latency context; do $(BIN)/python -m bench.$$b || exit 1; done
+	$(BIN)/python -m bench.report
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -67,7 +67,12 @@ def test_hands_free_terminal_turn_and_clean_ctrl_c(virtual_audio, speech_dir, tm
         assert "color" in row["user"].lower() and row["reply"] and row["n_ctx"] == 1024
         time.sleep(1.0)
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(10) == 0
+        try:
+            code = proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise AssertionError(f"Ctrl+C did not end the chat: {proc.stderr.read()[-3000:]}") from None
+        assert code == 0
     finally:
         if proc.poll() is None:
             proc.kill()

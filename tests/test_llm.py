@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 import llama_cpp
+import numpy as np
 import pytest
 
 from app.core import session
@@ -163,12 +164,23 @@ def test_shift_on_whole_turns_over_many_turns(llm_model: Path) -> None:
     assert c.shifts >= 3 and shifted_turns == c.shifts
     # The persona (system prompt) survived every shift.
     assert "max" in c.say("What is your name?").lower()
-    # Fill the context until the next user turn must shift, then ask about that newest message.
-    while c.n_past < c.n_ctx - 40:
+    # The shift happens as this user turn is appended; the model must still read the turn. A 135M
+    # model's free-form reply varies run to run, so the check is on its next-token choice once the
+    # answer has begun: the most likely continuation of "Your favourite fruit is" names the fruit.
+    user = c._tokenize(c.format.user("My favourite fruit is banana. What is my favourite fruit?"))
+    answer = c.llama.tokenize(b"Your favourite fruit is", add_bos=False, special=False)
+    while c.n_past + len(user + answer) <= c.n_ctx:  # fill until this turn must shift
         c.say(f"Give me one short fact about {TOPICS[c.turn_count % len(TOPICS)]}.")
-    reply = c.say("My favourite fruit is banana. What is my favourite fruit?")
-    assert c.last_stats.shifts == 1
-    assert "banana" in reply.lower()
+    shifts = c.shifts
+    c.ledger.begin_turn()
+    c._eval(user + answer)
+    assert c.shifts == shifts + 1
+    assert_consistent(c)
+    n_vocab = c.llama.n_vocab()
+    logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(c.llama.ctx, -1), shape=(n_vocab,))
+    top_ids = np.argsort(logits)[-3:]
+    top = [c.llama.detokenize([int(t)]).decode(errors="replace").strip().lower() for t in top_ids]
+    assert any("banana".startswith(t) and len(t) >= 3 for t in top), top
     c.close()
 
 

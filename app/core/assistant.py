@@ -264,13 +264,13 @@ class Assistant:
                 continue
             if not final:  # a pause: transcribe now, in case it turns out to be the end
                 if self._stt_q.empty():  # skip it if newer audio is already waiting
-                    speculative = (end_sample, self.transcriber.transcribe(audio))
+                    speculative = (end_sample, self.transcriber.transcribe(audio, abort=self._aborting))
                 continue
             self.last_utterance = audio
             if speculative is not None and speculative[0] == end_sample and end_sample >= 0:
                 result = speculative[1]  # no speech since the pause: the early result stands
             else:
-                result = self.transcriber.transcribe(audio)
+                result = self.transcriber.transcribe(audio, abort=self._aborting)
             speculative = None
             self.emit(
                 Event(
@@ -394,6 +394,10 @@ class Assistant:
             self.emit(Event("reset", self._ctx_stats()))
 
     # ----- helpers -----------------------------------------------------------------------------
+    def _aborting(self) -> bool:
+        """Polled by whisper.cpp: stop transcribing when the assistant shuts down."""
+        return self._closed
+
     def _set_state(self, state: State) -> None:
         if state != self.state:
             self.state = state

@@ -18,6 +18,7 @@ import math
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -149,13 +150,14 @@ class Transcriber:
             return "en"
         return "auto" if self.config.language in ("", "auto") else self.config.language
 
-    def _run(self, audio: np.ndarray, audio_ctx: int) -> tuple[str, float]:
+    def _run(self, audio: np.ndarray, audio_ctx: int, abort: Callable[[], bool] | None) -> tuple[str, float]:
         c = self.config
         # A token budget scaled to the clip stops the repetition loops whisper can fall into.
         budget = math.ceil(len(audio) / RATE * 7) + 12
         max_tokens = min(c.max_tokens, budget) if c.max_tokens else budget
         segments = self._model.transcribe(
             audio,
+            abort_callback=abort,
             extract_probability=True,
             language=self._language(),
             translate=c.translate,
@@ -172,8 +174,11 @@ class Transcriber:
         text = collapse_repeats(" ".join(texts).strip(), len(audio) / RATE)
         return text, float(np.mean(probs)) if probs else 0.0
 
-    def transcribe(self, audio: np.ndarray, audio_ctx: int | None = None) -> Transcript:
-        """Blocking. `audio_ctx`: None = config (0 = automatic), or an explicit value."""
+    def transcribe(
+        self, audio: np.ndarray, audio_ctx: int | None = None, abort: Callable[[], bool] | None = None
+    ) -> Transcript:
+        """Blocking. `audio_ctx`: None = config (0 = automatic), or an explicit value.
+        `abort`: polled by whisper.cpp during decoding; True stops it (e.g. at shutdown)."""
         audio = np.ascontiguousarray(audio, dtype=np.float32)
         result = Transcript(text="", duration_s=len(audio) / RATE)
         t0 = time.perf_counter()
@@ -195,7 +200,7 @@ class Transcriber:
                 # whisper needs at least 1 s of input; pad short clips with silence
                 if len(chunk) < RATE:
                     chunk = np.pad(chunk, (0, RATE - len(chunk)))
-                text, prob = self._run(chunk, ctx)
+                text, prob = self._run(chunk, ctx, abort)
                 result.audio_ctx = max(result.audio_ctx, ctx)
                 texts.append(text)
                 probs.append(prob)
