@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import signal
 import sys
 from pathlib import Path
 
@@ -122,7 +123,19 @@ class Transcript:
             self.file.close()
 
 
+def interrupt_on_signals() -> None:
+    """Ctrl+C and SIGTERM end the chat through KeyboardInterrupt (clean shutdown), even when the
+    process was started with SIGINT ignored (as shells do for background jobs)."""
+
+    def stop(signum: int, _frame) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+
+
 def run(args: argparse.Namespace) -> int:
+    interrupt_on_signals()
     if args.text:
         return run_text(args)
     from app.cli.chat_voice import run_voice
