@@ -250,3 +250,40 @@ def test_real_window_under_xvfb_with_xcb(tmp_path) -> None:
     finally:
         xvfb.terminate()
         xvfb.wait(5)
+
+
+def test_global_ptt_notice_where_unavailable(qtbot) -> None:
+    from app.gui.hotkey import GlobalHotkey
+
+    ok, message = GlobalHotkey(lambda: None, lambda: None).start("Space")
+    assert not ok and "offscreen" in message and "Space key works" in message
+
+
+@pytest.mark.skipif(shutil.which("Xvfb") is None, reason="Xvfb is installed by `make test`")
+def test_global_ptt_on_x11_sees_keys_outside_the_window(tmp_path) -> None:
+    """pynput's listener on a real X server; the key is sent with XTest, as a user's would be."""
+    display = ":86"
+    xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "800x600x24", "-nolisten", "tcp"])
+    try:
+        time.sleep(1.0)
+        env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb"}
+        script = (
+            "import sys, time\n"
+            "from PySide6.QtWidgets import QApplication\n"
+            "app = QApplication(sys.argv)\n"
+            "from app.gui.hotkey import GlobalHotkey\n"
+            "seen = []\n"
+            "hk = GlobalHotkey(lambda: seen.append('press'), lambda: seen.append('release'))\n"
+            "ok, msg = hk.start('Space'); assert ok, msg\n"
+            "time.sleep(0.5)\n"
+            "from pynput.keyboard import Controller, Key\n"
+            "c = Controller(); c.press(Key.space); time.sleep(0.2); c.release(Key.space); time.sleep(0.5)\n"
+            "hk.stop(); print(seen)\n"
+        )
+        cmd = [sys.executable, "-c", script]
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert r.stdout.strip() == "['press', 'release']"
+    finally:
+        xvfb.terminate()
+        xvfb.wait(5)
