@@ -218,38 +218,41 @@ def test_last_session_is_restored_on_start(qtbot, config_dir, virtual_audio) -> 
     close_window(w2)
 
 
-@pytest.mark.skipif(shutil.which("Xvfb") is None, reason="Xvfb is installed by `make test`")
-def test_real_window_under_xvfb_with_xcb(tmp_path) -> None:
-    display = ":87"
+@pytest.fixture
+def x11(tmp_path):
+    """A private Xvfb display; yields the environment for a Qt xcb subprocess."""
+    if shutil.which("Xvfb") is None:
+        pytest.fail("Xvfb is not installed; run `make test`, which installs it")
+    display = f":{80 + os.getpid() % 19}"
     xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "1024x768x24", "-nolisten", "tcp"])
-    try:
-        time.sleep(1.0)
-        env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "TALK_LLAMA_CONFIG": str(tmp_path)}
-        script = (
-            "import sys\n"
-            "from PySide6.QtWidgets import QApplication\n"
-            "from PySide6.QtCore import QTimer\n"
-            "from app.core.settings import AppSettings\n"
-            "from app.gui.main_window import MainWindow\n"
-            "app = QApplication(sys.argv)\n"
-            "assert app.platformName() == 'xcb', app.platformName()\n"
-            "w = MainWindow(AppSettings()); w.show(); w.start_assistant()\n"
-            "def done():\n"
-            "    if not w.loading.isHidden():\n"
-            "        QTimer.singleShot(200, done); return\n"
-            f"    w.grab().save({str(SHOTS / 'xcb-window.png')!r}); w.close(); app.quit()\n"
-            "QTimer.singleShot(200, done)\n"
-            "app.exec()\n"
-        )
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        r = subprocess.run(
-            [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
-        )
-        assert r.returncode == 0, r.stderr[-2000:]
-        assert (SHOTS / "xcb-window.png").stat().st_size > 5000
-    finally:
-        xvfb.terminate()
-        xvfb.wait(5)
+    time.sleep(1.0)
+    yield {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "TALK_LLAMA_CONFIG": str(tmp_path)}
+    xvfb.terminate()
+    xvfb.wait(5)
+
+
+def test_real_window_under_xvfb_with_xcb(x11) -> None:
+    env = x11
+    script = (
+        "import sys\n"
+        "from PySide6.QtWidgets import QApplication\n"
+        "from PySide6.QtCore import QTimer\n"
+        "from app.core.settings import AppSettings\n"
+        "from app.gui.main_window import MainWindow\n"
+        "app = QApplication(sys.argv)\n"
+        "assert app.platformName() == 'xcb', app.platformName()\n"
+        "w = MainWindow(AppSettings()); w.show(); w.start_assistant()\n"
+        "def done():\n"
+        "    if not w.loading.isHidden():\n"
+        "        QTimer.singleShot(200, done); return\n"
+        f"    w.grab().save({str(SHOTS / 'xcb-window.png')!r}); w.close(); app.quit()\n"
+        "QTimer.singleShot(200, done)\n"
+        "app.exec()\n"
+    )
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert (SHOTS / "xcb-window.png").stat().st_size > 5000
 
 
 def test_global_ptt_notice_where_unavailable(qtbot) -> None:
@@ -259,31 +262,23 @@ def test_global_ptt_notice_where_unavailable(qtbot) -> None:
     assert not ok and "offscreen" in message and "Space key works" in message
 
 
-@pytest.mark.skipif(shutil.which("Xvfb") is None, reason="Xvfb is installed by `make test`")
-def test_global_ptt_on_x11_sees_keys_outside_the_window(tmp_path) -> None:
+def test_global_ptt_on_x11_sees_keys_outside_the_window(x11) -> None:
     """pynput's listener on a real X server; the key is sent with XTest, as a user's would be."""
-    display = ":86"
-    xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "800x600x24", "-nolisten", "tcp"])
-    try:
-        time.sleep(1.0)
-        env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb"}
-        script = (
-            "import sys, time\n"
-            "from PySide6.QtWidgets import QApplication\n"
-            "app = QApplication(sys.argv)\n"
-            "from app.gui.hotkey import GlobalHotkey\n"
-            "seen = []\n"
-            "hk = GlobalHotkey(lambda: seen.append('press'), lambda: seen.append('release'))\n"
-            "ok, msg = hk.start('Space'); assert ok, msg\n"
-            "time.sleep(0.5)\n"
-            "from pynput.keyboard import Controller, Key\n"
-            "c = Controller(); c.press(Key.space); time.sleep(0.2); c.release(Key.space); time.sleep(0.5)\n"
-            "hk.stop(); print(seen)\n"
-        )
-        cmd = [sys.executable, "-c", script]
-        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
-        assert r.returncode == 0, r.stderr[-2000:]
-        assert r.stdout.strip() == "['press', 'release']"
-    finally:
-        xvfb.terminate()
-        xvfb.wait(5)
+    env = x11
+    script = (
+        "import sys, time\n"
+        "from PySide6.QtWidgets import QApplication\n"
+        "app = QApplication(sys.argv)\n"
+        "from app.gui.hotkey import GlobalHotkey\n"
+        "seen = []\n"
+        "hk = GlobalHotkey(lambda: seen.append('press'), lambda: seen.append('release'))\n"
+        "ok, msg = hk.start('Space'); assert ok, msg\n"
+        "time.sleep(0.5)\n"
+        "from pynput.keyboard import Controller, Key\n"
+        "c = Controller(); c.press(Key.space); time.sleep(0.2); c.release(Key.space); time.sleep(0.5)\n"
+        "hk.stop(); print(seen)\n"
+    )
+    cmd = [sys.executable, "-c", script]
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == "['press', 'release']"

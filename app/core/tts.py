@@ -117,8 +117,18 @@ class Synthesizer:
                 self._engine.setProperty("volume", float(volume))
             self._chunks, self._cancelled = [], False
             self._done.clear()
-            err = self._espeak.Synth(
-                text.encode("utf-8"), flags=self._espeak.ENDPAUSE | self._espeak.CHARS_UTF8
+            data = text.encode("utf-8")
+            # pyttsx3's Synth() passes size=len*10, and espeak copies `size` bytes (an over-read
+            # of the Python buffer); call espeak_Synth with the real size (text + NUL) instead.
+            err = self._espeak.cSynth(
+                data,
+                len(data) + 1,
+                0,
+                self._espeak.POS_CHARACTER,
+                0,
+                self._espeak.ENDPAUSE | self._espeak.CHARS_UTF8,
+                None,
+                None,
             )
             if err not in (0, None):
                 raise RuntimeError(f"espeak-ng synthesis failed (error {err})")
