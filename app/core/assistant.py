@@ -84,7 +84,7 @@ class Assistant:
 
     def __init__(self, config: AssistantConfig, on_event: Callable[[Event], None]) -> None:
         self.config = config
-        self.emit = on_event
+        self._on_event = on_event
         self.state = State.LOADING
         self.conversation: Conversation | None = None
         self.transcriber: Transcriber | None = None
@@ -394,6 +394,14 @@ class Assistant:
             self.emit(Event("reset", self._ctx_stats()))
 
     # ----- helpers -----------------------------------------------------------------------------
+    def emit(self, event: Event) -> None:
+        """Deliver an event; a failing handler (e.g. a window being destroyed) never takes a
+        worker or audio thread down with it."""
+        try:
+            self._on_event(event)
+        except Exception:
+            log.exception("event handler failed for %s", event.kind)
+
     def _aborting(self) -> bool:
         """Polled by whisper.cpp: stop transcribing when the assistant shuts down."""
         return self._closed

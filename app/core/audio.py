@@ -163,7 +163,8 @@ class Microphone:
         return self._stream is not None and self._stream.active
 
     def _finished(self) -> None:
-        if self._stream is not None and self.on_error:  # not a close() we asked for
+        """PortAudio's thread: the stream ended. Unless close() asked for it, tell the owner."""
+        if self._stream is not None and self.on_error:
             self.on_error("the microphone stopped (device unplugged or failed); reopen it in Settings")
 
     def _callback(self, indata: np.ndarray, frames: int, _time, status) -> None:
