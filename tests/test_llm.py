@@ -13,8 +13,9 @@ import pytest
 
 from app.core import session
 from app.core.chat_format import PlainChatFormat
-from app.core.llm import Conversation, LlmConfig, _ReplyText
+from app.core.llm import Conversation, LlmConfig
 from app.core.persona import Persona
+from app.core.reply_text import ReplyText
 from bench.phrases import TOPICS
 
 
@@ -90,7 +91,7 @@ def test_user_text_cannot_inject_control_tokens(conv: Conversation) -> None:
 def test_utf8_split_across_tokens_is_never_garbled() -> None:
     text = "Grüße, 日本語, emoji 🎉 ok."
     data = text.encode("utf-8")
-    r = _ReplyText(())
+    r = ReplyText(())
     out = "".join(r.feed(data[i : i + 1]) for i in range(len(data))) + r.finish()
     assert out == text and "\ufffd" not in out
 

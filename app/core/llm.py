@@ -17,7 +17,6 @@ methods block on llama.cpp. `cancel` may be set from any thread.
 
 from __future__ import annotations
 
-import codecs
 import logging
 import threading
 import time
@@ -31,6 +30,7 @@ from app.core.catalog import check_file
 from app.core.chat_format import ChatFormat, JinjaChatFormat, Part, PlainChatFormat, TemplateError
 from app.core.ledger import Ledger
 from app.core.persona import Persona
+from app.core.reply_text import ReplyText
 
 log = logging.getLogger(__name__)
 
@@ -268,7 +268,7 @@ class Conversation:
         stats.t_prompt_ms = (t_prompt - t0) * 1000
         self.history.append(Message("user", text))
 
-        reply = _ReplyText(self.format.stop_strings)
+        reply = ReplyText(self.format.stop_strings)
         pending: int | None = None
         reason = "max_tokens"
         llama_cpp.llama_sampler_reset(self._sampler)
@@ -345,61 +345,3 @@ class Conversation:
             llama_cpp.llama_sampler_free(self._sampler)
             self._sampler = None
         self.llama.close()
-
-
-class _ReplyText:
-    """Streams reply bytes to text: UTF-8-safe, holding back text that may begin a stop string."""
-
-    def __init__(self, stop_strings: tuple[str, ...]):
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._stops = stop_strings
-        self._text = ""  # decoded so far
-        self._emitted = 0
-        self._stop_at: int | None = None
-        self._token_ends: list[tuple[int, int]] = []  # (n_past after token, text length then)
-        self.stopped = False
-
-    @property
-    def text(self) -> str:
-        end = self._stop_at if self._stop_at is not None else len(self._text)
-        return self._text[:end].strip()
-
-    def feed(self, data: bytes) -> str:
-        self._text += self._decoder.decode(data)
-        for s in self._stops:
-            idx = self._text.find(s)
-            if idx >= 0 and (self._stop_at is None or idx < self._stop_at):
-                self._stop_at = idx
-                self.stopped = True
-        limit = self._stop_at if self._stop_at is not None else len(self._text) - self._held_back()
-        piece = self._text[self._emitted : limit]
-        self._emitted = max(self._emitted, limit)
-        return piece
-
-    def _held_back(self) -> int:
-        """Length of the longest text suffix that is a proper prefix of a stop string."""
-        best = 0
-        for s in self._stops:
-            for k in range(min(len(s) - 1, len(self._text)), 0, -1):
-                if self._text.endswith(s[:k]):
-                    best = max(best, k)
-                    break
-        return best
-
-    def mark_token(self, n_past: int) -> None:
-        self._token_ends.append((n_past, len(self._text)))
-
-    def tokens_after_stop(self, n_past: int) -> int:
-        """How many evaluated tokens lie (even partly) beyond the stop string's start."""
-        if self._stop_at is None:
-            return 0
-        keep = next((p for p, end in reversed(self._token_ends) if end <= self._stop_at), None)
-        first = self._token_ends[0][0] - 1 if self._token_ends else n_past
-        return n_past - (keep if keep is not None else first)
-
-    def finish(self) -> str:
-        self._text += self._decoder.decode(b"", final=True)
-        end = self._stop_at if self._stop_at is not None else len(self._text)
-        piece = self._text[self._emitted : end]
-        self._emitted = end
-        return piece

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import webrtcvad
-from scipy.signal import butter, sosfilt, sosfilt_zi
+from scipy.signal import butter, sosfilt
 
 RATE = 16000
 FRAME = 320  # 20 ms
@@ -55,7 +55,7 @@ class FrameClassifier:
         self.config = config
         self._vad = webrtcvad.Vad(config.aggressiveness)
         self._sos = _highpass(config.freq_thold) if config.freq_thold > 0 else None
-        self._zi = sosfilt_zi(self._sos) * 0 if self._sos is not None else None
+        self._zi = np.zeros((self._sos.shape[0], 2)) if self._sos is not None else None
         self.noise_db: float | None = None  # set from the first frame
 
     def filter(self, frame: np.ndarray) -> np.ndarray:
@@ -117,7 +117,6 @@ class Segmenter:
         self._in_speech = False
         self._sample = 0
         self._last_speech_end = 0
-        self.enabled = True
 
     @property
     def position(self) -> int:
@@ -146,7 +145,7 @@ class Segmenter:
     def _frame(self, frame: np.ndarray) -> SegmentEvent | None:
         c = self.config
         self._sample += FRAME
-        speech = self.classify(frame) if self.enabled else False
+        speech = self.classify(frame)
         frame_ms = 1000 * FRAME // RATE
         if not self._in_speech:
             self._history.append(frame)
@@ -167,7 +166,7 @@ class Segmenter:
             self._silence_run += 1
         if self._silence_run * frame_ms >= c.end_silence_ms:
             return self._close("utterance")
-        if c.pause_ms and self._silence_run * frame_ms == c.pause_ms // frame_ms * frame_ms:
+        if c.pause_ms and self._silence_run == c.pause_ms // frame_ms:
             return SegmentEvent("pause", np.concatenate(self._utt), self._last_speech_end)
         if len(self._utt) * frame_ms >= c.max_utterance_s * 1000:
             return self._close("capped")
