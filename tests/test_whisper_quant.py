@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -69,3 +71,15 @@ def test_refuses_bad_input(quantized: Path, whisper_model: Path, tmp_path: Path)
     with pytest.raises(GgmlFormatError, match="truncated"):
         quantize(truncated, dest, "q4_0")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cut.bin"]  # nothing partial left behind
+
+
+def test_models_quantize_cli(whisper_model: Path, quantized: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "tiny-q8.bin"
+    cli = [sys.executable, "-m", "app", "models", "quantize"]
+    ok = subprocess.run(
+        [*cli, str(whisper_model), str(dest), "--type", "q8_0"], capture_output=True, text=True
+    )
+    assert ok.returncode == 0 and "as q8_0" in ok.stdout, ok.stdout + ok.stderr
+    assert ggml_whisper.read_header(dest)[0].weight_type.name == "q8_0"
+    again = subprocess.run([*cli, str(quantized)], capture_output=True, text=True)
+    assert again.returncode == 1 and "quantize an f16 model" in again.stdout
