@@ -7,8 +7,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # llama-cpp-python 0.3.36 is source-only on PyPI. A native build crashes (SIGILL, AMX) on
-# these VMs; this portable AVX2 build is what pip builds (once: pip caches the wheel).
-LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+# these VMs: build a portable AVX2 wheel. GGML_OPENMP=OFF: ggml's own thread pool instead of
+# OpenMP, so llama's threads neither spin against whisper's (which share these 2 cores) nor pay
+# OMP_WAIT_POLICY=PASSIVE's wake-up cost on every op (generation ~1.5x slower with it).
+# The wheel is built once per flag set into WHEELS (pip's own cache ignores CMAKE_ARGS).
+LLAMA_VERSION := 0.3.36
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_OPENMP=OFF
+WHEELS := $(HOME)/.cache/talk-llama/wheels/$(shell echo '$(LLAMA_VERSION) $(LLAMA_CMAKE_ARGS)' | sha1sum | cut -c1-12)
 export OMP_WAIT_POLICY := PASSIVE
 
 .PHONY: run test sysdeps sysdeps-test install models lint bench clean
@@ -27,10 +32,16 @@ sysdeps-test:
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+	@ls $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || { \
+		echo "building llama-cpp-python $(LLAMA_VERSION) (about 10 minutes on 2 cores)"; \
+		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip wheel -q --disable-pip-version-check \
+			--no-deps --no-cache-dir -w $(WHEELS) llama-cpp-python==$(LLAMA_VERSION); }
+	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps --force-reinstall \
+		$(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
+	$(BIN)/python -m pip install -q --disable-pip-version-check --find-links $(WHEELS) -e '.[dev]'
 	@touch $@
 
 models: install

@@ -5,6 +5,7 @@ For each spoken question (espeak-ng, fed into the virtual mic, hands-free):
   spoken as soon as it is complete;
 - sequential baseline, same models and components: transcribe, generate the WHOLE reply, then
   speak it (talk-llama's order), started from the same end-of-speech point.
+Both answer each question in a fresh conversation (greedy decoding, same replies).
 Stages are in ms after the end of speech; "heard" is the first sample on the virtual speaker
 (level monitor), the true voice-to-voice time. Targets: p50 <= 800 ms; >= 2x faster than baseline.
 Run: .venv/bin/python -m bench.latency [--questions 12]
@@ -63,11 +64,15 @@ def run(audio: VirtualAudio, n_questions: int, tmp: Path) -> dict:
         k: [] for k in ("transcript", "first_token", "first_sentence", "first_audio", "heard")
     }
     base: dict[str, list[float]] = {k: [] for k in ("transcript", "reply_done", "heard")}
+    samples: list[dict] = []
     for i in range(n_questions):
         phrase = PHRASES[i % len(PHRASES)]
         wav = tmp / f"q{i}.wav"
         sf.write(wav, speak_16k(phrase), 16000)
-        # --- streaming assistant
+        # --- streaming assistant. Each question starts a fresh conversation in both pipelines:
+        # with greedy decoding the small model otherwise starts repeating its previous answer.
+        a.new_conversation()
+        base_conv.reset()
         mon = Monitor(tmp / f"m{i}")
         audio.play_into_mic(wav).wait(30)
         turn = None
@@ -92,6 +97,15 @@ def run(audio: VirtualAudio, n_questions: int, tmp: Path) -> dict:
                 ours[k].append(turn[f"t_{k}_ms"])
         if heard:
             ours["heard"].append((heard - t_end) * 1000)
+        samples.append(
+            {
+                "user": turn["user"],
+                "reply": turn["reply"],
+                "stt_ms": turn["stt_ms"],
+                "t_prompt_ms": turn.get("t_prompt_ms"),
+                "heard_ms": round((heard - t_end) * 1000) if heard else None,
+            }
+        )
         # --- sequential baseline on the utterance the assistant segmented (same audio)
         utt = a.last_utterance
         vad_delay = VadConfig().end_silence_ms  # talk-llama's order: wait for the end, then transcribe
@@ -122,6 +136,7 @@ def run(audio: VirtualAudio, n_questions: int, tmp: Path) -> dict:
     result = {"questions": n_questions, "ours_ms": summary(ours), "sequential_ms": summary(base)}
     result["voice_to_voice_p50_ms"] = result["ours_ms"]["heard"]["p50"]
     result["speedup_vs_sequential_p50"] = round(pct(base["heard"], 50) / pct(ours["heard"], 50), 2)
+    result["samples"] = samples
     return result
 
 

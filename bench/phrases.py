@@ -15,6 +15,18 @@ PHRASES = [
     "Remind me to call my mother tomorrow.",
 ]
 
+# More commands for the STT word-error-rate set (PHRASES + these, in several voices).
+STT_EXTRA = [
+    "The weather tomorrow will be sunny and warm.",
+    "Open the window in the living room.",
+    "Who wrote the play Romeo and Juliet?",
+    "Add milk and eggs to my shopping list.",
+    "How far away is the nearest star?",
+    "Play the next song on the radio.",
+    "What should I cook for dinner tonight?",
+    "Call my brother when I get home.",
+]
+
 # Topics for scripted text turns (context benchmark and conversation tests).
 TOPICS = [
     "apples",

@@ -72,29 +72,34 @@ def rows() -> list[tuple[str, str, str, str]]:
             ),
         ]
     if t := load("stt"):
-        a, f = t["auto"], t["full"]
-        out += [
-            (
-                "stt",
-                f"RTF p50, automatic audio_ctx (mean {a['audio_ctx_mean']:.0f}) vs full window, "
-                f"{t['clips']} clips of {t['clip_s_mean']} s",
-                f"{a['rtf_p50']} vs {f['rtf_p50']} ({t['speedup_auto_vs_full']}× faster)",
-                f"≤ 0.15 ({ok(a['rtf_p50'] <= 0.15)})",
-            ),
-            (
-                "stt",
-                "WER, automatic vs full window (espeak-ng en-us + en-gb)",
-                f"{a['wer_pct']}% vs {f['wer_pct']}% ({t['wer_delta_points']:+} points)",
-                f"≤ +1 point ({ok(t['wer_delta_points'] <= 1)})",
-            ),
+        for name, m in t["models"].items():
+            a, f = m["auto"], m["full"]
+            tag = f"stt {name}" + (" (default)" if name == t["default_model"] else "")
+            out += [
+                (
+                    tag,
+                    f"RTF p50, automatic audio_ctx (mean {a['audio_ctx_mean']:.0f}) vs full window, "
+                    f"{t['clips']} clips of {t['clip_s_mean']} s",
+                    f"{a['rtf_p50']} vs {f['rtf_p50']} ({m['speedup_auto_vs_full']}× faster)",
+                    f"≤ 0.15 ({ok(a['rtf_p50'] <= 0.15)})",
+                ),
+                (
+                    tag,
+                    "WER, automatic vs full window (espeak-ng, 6 voices); vs f16 full window",
+                    f"{a['wer_pct']}% vs {f['wer_pct']}% ({m['wer_delta_points']:+} points); "
+                    f"{m['wer_vs_f16_full']['auto']:+} points",
+                    f"≤ +1 point ({ok(m['wer_delta_points'] <= 1)})",
+                ),
+            ]
+        out.append(
             (
                 "stt",
                 "end-of-speech detection latency p50 / p90 (ours vs talk-llama's rule)",
                 f"{t['eos_ms_ours']['p50']} / {t['eos_ms_ours']['p90']} ms vs "
                 f"{t['eos_ms_talk_llama']['p50']} / {t['eos_ms_talk_llama']['p90']} ms",
                 f"≤ 500 ms ({ok(t['eos_ms_ours']['p50'] <= 500)})",
-            ),
-        ]
+            )
+        )
     if s := load("tts"):
         o, p = s["ours"], s["pyttsx3"]
         out += [

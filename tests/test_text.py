@@ -100,3 +100,9 @@ def test_first_chunk_may_end_at_a_clause() -> None:
     assert out[0] == "Well, the moon is about 384,000 kilometres away,"
     assert out[1:] == ["which is far.", "It is bright."]
     assert split_streamed(text)[0] == "Well, the moon is about 384,000 kilometres away, which is far."
+    # the assistant's setting: a short opener is spoken on its own, the rest as sentences
+    assert split_streamed("I'm sorry, I can't do that. Try again.", first_clause_chars=5) == [
+        "I'm sorry,",
+        "I can't do that.",
+        "Try again.",
+    ]

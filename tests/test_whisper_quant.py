@@ -19,6 +19,14 @@ from tests.conftest import espeak, load16k
 
 
 @pytest.fixture(scope="module")
+def whisper_model() -> Path:
+    """The f16 tiny.en that the quantized default is made from (`make test` fetches both)."""
+    path = catalog.models_dir() / catalog.find_entry("tiny.en").file
+    catalog.check_file(path, "whisper")
+    return path
+
+
+@pytest.fixture(scope="module")
 def quantized(whisper_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`models fetch tiny.en-q4_0` into a scratch folder that already holds the f16 model."""
     folder = tmp_path_factory.mktemp("models")

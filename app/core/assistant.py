@@ -77,6 +77,9 @@ class AssistantConfig:
     speak_file: Path = Path("/tmp/talk-llama-speak.txt")
     session_dir: Path | None = None
     use_microphone: bool = True
+    # The first spoken chunk may end at a clause break once it is this long ("Sure," "I'm
+    # sorry,"): speech starts several tokens sooner; later chunks are whole sentences.
+    first_chunk_chars: int = 5
 
 
 class Assistant:
@@ -99,6 +102,7 @@ class Assistant:
         self._turn: Turn | None = None
         self._speaking_turn: Turn | None = None
         self._listening = False
+        self._spec_epoch = 0  # bumped when speech resumes after a pause (aborts the early whisper)
         self._closed = False
         self._threads: list[threading.Thread] = []
 
@@ -227,6 +231,9 @@ class Assistant:
         if ev.kind == "speech_started":
             self._set_state(State.LISTENING)
             return
+        if ev.kind == "resumed":  # talking again after a pause: its early transcript is stale
+            self._spec_epoch += 1
+            return
         ago = (self.segmenter.position - ev.end_sample) / RATE
         final = ev.kind != "pause"
         if final:
@@ -264,7 +271,11 @@ class Assistant:
                 continue
             if not final:  # a pause: transcribe now, in case it turns out to be the end
                 if self._stt_q.empty():  # skip it if newer audio is already waiting
-                    speculative = (end_sample, self.transcriber.transcribe(audio, abort=self._aborting))
+                    epoch = self._spec_epoch
+                    result = self.transcriber.transcribe(
+                        audio, abort=lambda e=epoch: self._closed or self._spec_epoch != e
+                    )
+                    speculative = (end_sample, result) if self._spec_epoch == epoch else None
                 continue
             self.last_utterance = audio
             if speculative is not None and speculative[0] == end_sample and end_sample >= 0:
@@ -323,7 +334,7 @@ class Assistant:
         self._set_state(State.THINKING)
         if self.config.heard_ok and self.speaker.available:
             self.speaker.say(self.config.heard_ok)
-        splitter = SentenceSplitter(first_clause_chars=20)
+        splitter = SentenceSplitter(first_clause_chars=self.config.first_chunk_chars)
         pieces: list[str] = []
         try:
             for piece in self.conversation.stream(turn.text, turn.cancel):

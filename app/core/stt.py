@@ -5,7 +5,9 @@ a speech gate (vad.speech_stats) rejects silence, hum, clicks and noise; after i
 annotations are stripped ([BLANK_AUDIO], (music)), non-ASCII text is kept, low-probability
 output is rejected, and whisper's stock hallucinations ("Thank you.", "you") are dropped when
 the audio was near-silent. `audio_ctx` is sized to the clip (1 unit = 20 ms) with a margin,
-which cuts the encoder's cost for short clips; clips over 30 s are transcribed in windows.
+which cuts the encoder's cost for short clips. Longer audio is cut at its quietest moments into
+pieces of at most `chunk_s` (a word is never split by a blind 30 s cut; pieces without speech
+are skipped, so silence inside a monologue cannot turn into a hallucination).
 
 Threading: one Transcriber is used by one thread at a time (a lock enforces it); it blocks for
 the transcription. Never call it on a GUI thread.
@@ -29,7 +31,7 @@ from app.core.vad import SpeechStats, VadConfig, speech_stats
 
 log = logging.getLogger(__name__)
 RATE = 16000
-WINDOW_S = 30.0
+WINDOW_S = 30.0  # whisper's own window: no piece may be longer
 FULL_AUDIO_CTX = 1500
 ANNOTATION = re.compile(r"\[[^\]]*\]|\([^)]*\)|\*[^*]*\*|♪+")
 STOCK_HALLUCINATIONS = frozenset(
@@ -67,6 +69,8 @@ class SttConfig:
     translate: bool = False
     min_prob: float = 0.30  # mean token probability below this rejects the transcript
     gate: bool = True  # reject clips without speech before running whisper
+    chunk_s: float = 7.5  # longer audio is cut at pauses into pieces up to this long (<= 30)
+    fallback: bool = True  # re-decode at higher temperatures when greedy output looks wrong (-nf: off)
 
 
 @dataclass
@@ -97,6 +101,27 @@ def auto_audio_ctx(n_samples: int, margin: float = 1.15, extra: int = 64, floor:
     (10 s; smaller contexts raised the error rate in bench/stt.py), in steps of 32."""
     units = max(floor, math.ceil(n_samples / RATE * 50 * margin) + extra)
     return min(FULL_AUDIO_CTX, int(math.ceil(units / 32) * 32))
+
+
+def split_at_pauses(audio: np.ndarray, max_s: float) -> list[tuple[int, int]]:
+    """(start, end) sample ranges of at most `max_s` covering `audio`, each cut in the middle of
+    the quietest 300 ms in the second half of its span: a pause between phrases (short gaps
+    between words average out with the speech around them), never inside a word."""
+    limit = int(max_s * RATE)
+    if len(audio) <= limit:
+        return [(0, len(audio))]
+    frame = RATE // 50
+    n = len(audio) // frame
+    energy = np.square(audio[: n * frame].reshape(n, frame), dtype=np.float64).mean(axis=1)
+    smooth = np.convolve(energy, np.ones(15) / 15, mode="same")  # 300 ms
+    out, start = [], 0
+    while len(audio) - start > limit:
+        lo, hi = (start + limit // 2) // frame, (start + limit) // frame
+        cut = (lo + int(np.argmin(smooth[lo:hi]))) * frame
+        out.append((start, cut))
+        start = cut
+    out.append((start, len(audio)))
+    return out
 
 
 def clean_text(text: str) -> str:
@@ -167,6 +192,7 @@ class Transcriber:
             max_tokens=max_tokens,
             audio_ctx=audio_ctx,
             suppress_blank=True,
+            temperature_inc=0.2 if c.fallback else 0.0,
             n_threads=c.n_threads,
         )
         texts = [s.text for s in segments]
@@ -188,13 +214,13 @@ class Transcriber:
             return self._reject(result, "too short", t0)
         if self.config.gate and stats.speech_ms < 100:
             return self._reject(result, "no speech detected", t0)
-        window = int(WINDOW_S * RATE)
         texts, probs = [], []
+        pieces = split_at_pauses(audio, min(self.config.chunk_s, WINDOW_S))
         with self._lock:
-            for start in range(0, len(audio), window):
-                chunk = audio[start : start + window]
-                if len(chunk) < RATE // 4 and start > 0:
-                    continue
+            for start, end in pieces:
+                chunk = audio[start:end]
+                if len(pieces) > 1 and speech_stats(chunk, self.vad).speech_ms < 100:
+                    continue  # a silent stretch of a long recording
                 ctx = audio_ctx if audio_ctx is not None else self.config.audio_ctx
                 ctx = ctx or auto_audio_ctx(len(chunk))
                 # whisper needs at least 1 s of input; pad short clips with silence

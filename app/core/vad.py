@@ -6,7 +6,8 @@
 - `talk_llama_vad`: talk-llama's own end-of-speech rule (`vad_thold`, `freq_thold`, `last_ms`),
   kept for parity with its flags and used by the benchmark as the baseline.
 - `Segmenter`: feed 16 kHz blocks; it reports `speech_started`, `pause` (after `pause_ms` of
-  silence: the utterance so far, so whisper can start before the end is certain) and, once
+  silence: the utterance so far, so whisper can start before the end is certain), `resumed`
+  (speech again after a pause: that early transcript is stale) and, once
   `end_silence_ms` of non-speech follows speech, `utterance` (with pre-roll). Short pauses
   inside a sentence (below `end_silence_ms`) do not cut it. Single-threaded: call `feed` from one thread.
 - `speech_stats` / `has_speech`: the gate in front of whisper that keeps silence and noise from
@@ -34,7 +35,7 @@ class VadConfig:
     min_speech_ms: int = 120  # speech this long starts an utterance
     end_silence_ms: int = 400  # this much non-speech after speech ends it (<= 500 ms target)
     preroll_ms: int = 250
-    pause_ms: int = 100  # this much silence emits `pause` (lets whisper start early)
+    pause_ms: int = 60  # this much silence emits `pause` (lets whisper start early)
     max_utterance_s: float = 30.0
     min_rms_db: float = -50.0  # absolute floor: quieter frames are never speech
     snr_db: float = 9.0  # a speech frame must be this far above the noise floor
@@ -95,7 +96,7 @@ def talk_llama_vad(pcm: np.ndarray, last_ms: int, vad_thold: float, freq_thold: 
 
 @dataclass
 class SegmentEvent:
-    kind: str  # speech_started | pause | utterance | capped
+    kind: str  # speech_started | pause | resumed | utterance | capped
     audio: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
     end_sample: int = 0  # absolute sample index where speech ended (for latency measurement)
 
@@ -160,8 +161,11 @@ class Segmenter:
             return None
         self._utt.append(frame)
         if speech:
+            resumed = c.pause_ms and self._silence_run >= c.pause_ms // frame_ms
             self._silence_run = 0
             self._last_speech_end = self._sample
+            if resumed:
+                return SegmentEvent("resumed")
         else:
             self._silence_run += 1
         if self._silence_run * frame_ms >= c.end_silence_ms:
@@ -201,7 +205,8 @@ def speech_stats(audio: np.ndarray, config: VadConfig | None = None) -> SpeechSt
     if n == 0:
         return SpeechStats(0, 0, -200.0, -200.0)
     frames = audio[:n].reshape(-1, FRAME)
-    levels = np.array([rms_db(cls.filter(f)) for f in frames])
+    filtered = cls.filter(audio[:n]).reshape(-1, FRAME)  # one pass: same as frame by frame
+    levels = 20 * np.log10(np.sqrt(np.mean(np.square(filtered, dtype=np.float64), axis=1)) + 1e-10)
     floor = float(np.percentile(levels, 10))
     thresh = max(c.min_rms_db, floor + c.snr_db)
     speech = sum(1 for f, lv in zip(frames, levels, strict=True) if lv > thresh and cls.model(f))
