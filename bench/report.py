@@ -74,21 +74,22 @@ def rows() -> list[tuple[str, str, str, str]]:
     if t := load("stt"):
         for name, m in t["models"].items():
             a, f = m["auto"], m["full"]
-            tag = f"stt {name}" + (" (default)" if name == t["default_model"] else "")
+            default = name == t["default_model"]
+            tag = f"stt {name}" + (" (default)" if default else "")
             out += [
                 (
                     tag,
                     f"RTF p50, automatic audio_ctx (mean {a['audio_ctx_mean']:.0f}) vs full window, "
                     f"{t['clips']} clips of {t['clip_s_mean']} s",
                     f"{a['rtf_p50']} vs {f['rtf_p50']} ({m['speedup_auto_vs_full']}× faster)",
-                    f"≤ 0.15 ({ok(a['rtf_p50'] <= 0.15)})",
+                    f"≤ 0.15 ({ok(a['rtf_p50'] <= 0.15)})" if default else "reference",
                 ),
                 (
                     tag,
                     "WER, automatic vs full window (espeak-ng, 6 voices); vs f16 full window",
                     f"{a['wer_pct']}% vs {f['wer_pct']}% ({m['wer_delta_points']:+} points); "
                     f"{m['wer_vs_f16_full']['auto']:+} points",
-                    f"≤ +1 point ({ok(m['wer_delta_points'] <= 1)})",
+                    f"≤ +1 point ({ok(m['wer_delta_points'] <= 1)})" if default else "reference",
                 ),
             ]
         out.append(
