@@ -22,6 +22,7 @@ run: sysdeps install models
 	$(BIN)/talk-llama
 
 test: sysdeps-test install models
+	@$(BIN)/talk-llama models fetch tiny.en  # the f16 model the quantizer tests start from
 	$(BIN)/python -m pytest
 
 sysdeps:
@@ -51,6 +52,7 @@ lint: install
 	$(BIN)/ruff check app tests bench
 
 bench: sysdeps-test install models
+	@$(BIN)/talk-llama models fetch tiny.en
 	for b in stt tts latency context; do $(BIN)/python -m bench.$$b || exit 1; done
 	$(BIN)/python -m bench.report
 

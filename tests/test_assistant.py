@@ -7,13 +7,14 @@ import time
 from pathlib import Path
 
 import numpy as np
+import soundfile as sf
 
 from app.core.assistant import Assistant, AssistantConfig, Event, State
 from app.core.llm import LlmConfig
 from app.core.persona import Persona
 from app.core.stt import SttConfig
 from app.core.wake import strip_wake_command
-from tests.conftest import espeak
+from tests.conftest import espeak, load16k
 from tests.support.monitor import Monitor
 
 
@@ -93,6 +94,31 @@ def test_hands_free_question_is_answered_aloud(
     states = [e.data["state"] for e in rec.of("state")]
     for s in (State.LISTENING, State.TRANSCRIBING, State.THINKING, State.SPEAKING, State.IDLE):
         assert s in states
+
+
+def test_a_pause_mid_sentence_does_not_cut_the_question(
+    virtual_audio, llm_model, whisper_model, speech_dir
+) -> None:
+    """Hands-free: whisper starts at the 300 ms pause; speech resumes, so that early transcript
+    is dropped and the turn is the whole sentence."""
+    parts = [
+        load16k(espeak(t, speech_dir / f"part{i}.wav", wpm=140))
+        for i, t in enumerate(("Tell me something interesting", "about the moon."))
+    ]
+    voiced = [p[np.nonzero(np.abs(p) > 0.01)[0][0] : np.nonzero(np.abs(p) > 0.01)[0][-1]] for p in parts]
+    gap = np.zeros(int(0.3 * 16000), np.float32)
+    wav = speech_dir / "paused.wav"
+    sf.write(wav, np.concatenate([voiced[0], gap, voiced[1], np.zeros(8000, np.float32)]), 16000)
+    rec = Recorder()
+    a = make(llm_model, whisper_model, rec, hands_free=True, max_tokens=8)
+    try:
+        virtual_audio.play_into_mic(wav).wait(30)
+        turn = rec.wait_for("turn", 90)
+    finally:
+        a.shutdown()
+    user = turn.data["user"].lower()
+    assert "interesting" in user and "moon" in user, user
+    assert len([e for e in rec.of("transcript") if not e.data["rejected"]]) == 1
 
 
 def test_push_to_talk_barges_in_and_next_question_is_answered(

@@ -137,6 +137,11 @@ def test_vad_keeps_a_300ms_pause_inside_one_utterance(speech_dir) -> None:
     utterances = [e for e in events if e.kind == "utterance"]
     assert len(utterances) == 1
     assert len(utterances[0].audio) / RATE > (len(trim(a)) + len(trim(b))) / RATE
+    # the mid-sentence pause starts an early transcription, and resuming marks it stale
+    kinds = [e.kind for e in events]
+    first_pause = kinds.index("pause")
+    assert "resumed" in kinds[first_pause:] and kinds[-1] == "utterance"
+    assert kinds.index("resumed", first_pause) < kinds.index("utterance")
 
 
 def test_long_utterance_is_transcribed_in_pieces_cut_at_pauses(transcriber, speech_dir) -> None:
