@@ -278,3 +278,38 @@ def test_transcribe_cli_formats_and_errors(speech_dir, tmp_path) -> None:
         [sys.executable, "-m", "app", "transcribe", str(flac)], capture_output=True, text=True
     )
     assert plain.returncode == 0 and plain.stdout.count("\n") == 1 and "tea" in plain.stdout.lower()
+
+
+def test_early_transcription_is_reused_only_when_nothing_followed(transcriber, speech_dir) -> None:
+    from app.core.early_stt import EarlyTranscription
+
+    a = load16k(espeak("Tell me something interesting", speech_dir / "early-a.wav", wpm=140))
+    b = load16k(espeak("about the moon.", speech_dir / "early-b.wav", wpm=140))
+    early = EarlyTranscription(transcriber)
+    early.at_pause(a, end_sample=1000)
+    first = early.final(a, end_sample=1000)  # the utterance ended at that pause: no second run
+    assert early.reused == 1 and "interesting" in first.text.lower()
+    early.at_pause(a, end_sample=1000)
+    second = early.final(np.concatenate([a, b]), end_sample=2000)  # speech went on after it
+    assert early.reused == 1 and len(words(second.text)) > len(words(first.text)) + 1
+
+
+def test_early_transcription_is_aborted_when_speech_resumes(transcriber, speech_dir) -> None:
+    """`resumed()` from another thread while whisper runs: whisper.cpp polls the abort callback,
+    the stale result is dropped, and the final transcript is a fresh one."""
+    import threading
+
+    from app.core.early_stt import EarlyTranscription
+
+    a = load16k(espeak("Please tell me a short joke about cats.", speech_dir / "early-c.wav", wpm=140))
+    polls: list[bool] = []
+    early = EarlyTranscription(transcriber, closing=lambda: polls.append(True) or False)
+    run = threading.Thread(target=early.at_pause, args=(a, 500))
+    run.start()
+    while not polls and run.is_alive():  # whisper is running once it polls
+        time.sleep(0.001)
+    early.resumed()
+    run.join(30)
+    assert polls and not run.is_alive()
+    result = early.final(a, end_sample=500)  # same end sample, but the early run was stale
+    assert early.reused == 0 and "joke" in result.text.lower()

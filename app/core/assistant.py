@@ -32,11 +32,12 @@ import numpy as np
 
 from app.core import session
 from app.core.audio import Level, Microphone, MicrophoneError
+from app.core.early_stt import EarlyTranscription
 from app.core.echo import EchoGuard
 from app.core.llm import Conversation, LlmConfig
 from app.core.persona import Persona
 from app.core.speaker import Speaker, SpeakerConfig, SpeakerEvent
-from app.core.stt import SttConfig, Transcriber, Transcript
+from app.core.stt import SttConfig, Transcriber
 from app.core.text import SentenceSplitter, speakable
 from app.core.turn import Turn
 from app.core.vad import RATE, Segmenter, SegmentEvent, VadConfig
@@ -102,7 +103,7 @@ class Assistant:
         self._turn: Turn | None = None
         self._speaking_turn: Turn | None = None
         self._listening = False
-        self._spec_epoch = 0  # bumped when speech resumes after a pause (aborts the early whisper)
+        self._early: EarlyTranscription | None = None  # set by the stt thread once whisper loads
         self._closed = False
         self._threads: list[threading.Thread] = []
 
@@ -232,7 +233,8 @@ class Assistant:
             self._set_state(State.LISTENING)
             return
         if ev.kind == "resumed":  # talking again after a pause: its early transcript is stale
-            self._spec_epoch += 1
+            if self._early is not None:
+                self._early.resumed()
             return
         ago = (self.segmenter.position - ev.end_sample) / RATE
         final = ev.kind != "pause"
@@ -263,26 +265,19 @@ class Assistant:
             self.emit(Event("loading", {"part": "whisper", "done": True}))
         except Exception as exc:  # missing/corrupt model, library failure: keep typing usable
             self._error(f"Speech recognition unavailable: {exc}", "whisper")
-        speculative: tuple[int, Transcript] | None = None
+        early = EarlyTranscription(self.transcriber, self._aborting) if self.transcriber else None
+        self._early = early
         while (item := self._stt_q.get()) is not None:
             audio, t_end, end_sample, final = item
-            if self.transcriber is None:
+            if early is None:
                 self._set_state(State.IDLE)
                 continue
             if not final:  # a pause: transcribe now, in case it turns out to be the end
                 if self._stt_q.empty():  # skip it if newer audio is already waiting
-                    epoch = self._spec_epoch
-                    result = self.transcriber.transcribe(
-                        audio, abort=lambda e=epoch: self._closed or self._spec_epoch != e
-                    )
-                    speculative = (end_sample, result) if self._spec_epoch == epoch else None
+                    early.at_pause(audio, end_sample)
                 continue
             self.last_utterance = audio
-            if speculative is not None and speculative[0] == end_sample and end_sample >= 0:
-                result = speculative[1]  # no speech since the pause: the early result stands
-            else:
-                result = self.transcriber.transcribe(audio, abort=self._aborting)
-            speculative = None
+            result = early.final(audio, end_sample)
             self.emit(
                 Event(
                     "transcript",
