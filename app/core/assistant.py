@@ -12,6 +12,9 @@ Barge-in: `press()` (or, hands-free, sustained user speech over the echo) sets t
 cancel flag (generation stops within one token) and stops the Speaker (sound ends in a few ms).
 The interrupted reply is kept in the context, closed with the end-of-turn token (llm.py).
 
+Hands-free, whisper starts at a short pause (early_stt.py); when the utterance ends there, that
+result is the transcript, so the end-of-speech wait hides whisper's time.
+
 Events go to `on_event(Event)` from the worker threads; adapters (terminal, Qt) marshal them.
 Each turn ends with a `turn` event carrying its latency stamps (ms after the end of speech).
 """
