@@ -45,8 +45,13 @@ def _highpass(cutoff: float):
     return butter(2, cutoff, btype="highpass", fs=RATE, output="sos")
 
 
+def frame_rms_db(frames: np.ndarray) -> np.ndarray:
+    """Level in dB of each row of `frames` (rows are frames)."""
+    return 20 * np.log10(np.sqrt(np.mean(np.square(frames, dtype=np.float64), axis=-1)) + 1e-10)
+
+
 def rms_db(x: np.ndarray) -> float:
-    return float(20 * np.log10(np.sqrt(np.mean(x.astype(np.float64) ** 2)) + 1e-10))
+    return float(frame_rms_db(x))
 
 
 class FrameClassifier:
@@ -206,7 +211,7 @@ def speech_stats(audio: np.ndarray, config: VadConfig | None = None) -> SpeechSt
         return SpeechStats(0, 0, -200.0, -200.0)
     frames = audio[:n].reshape(-1, FRAME)
     filtered = cls.filter(audio[:n]).reshape(-1, FRAME)  # one pass: same as frame by frame
-    levels = 20 * np.log10(np.sqrt(np.mean(np.square(filtered, dtype=np.float64), axis=1)) + 1e-10)
+    levels = frame_rms_db(filtered)
     floor = float(np.percentile(levels, 10))
     thresh = max(c.min_rms_db, floor + c.snr_db)
     speech = sum(1 for f, lv in zip(frames, levels, strict=True) if lv > thresh and cls.model(f))

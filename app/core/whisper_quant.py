@@ -85,8 +85,9 @@ def quantize_matrix(values: np.ndarray, qtype: str) -> bytes:
         raise QuantizeError(f"ggml's {qtype} row size {row_bytes} disagrees with the format table")
     out = ctypes.create_string_buffer(row_bytes * n_rows)
     # Uniform importance weights select ggml's search for the block scale that minimizes the
-    # squared error; without them (whisper.cpp's `quantize`) it rounds with max/8, which cost
-    # tiny.en ~3-8 WER points in bench/stt.py. Types without a weighted path ignore them.
+    # squared error; without them (whisper.cpp's `quantize`) it rounds with max/8, which read
+    # 5-7.5 WER points worse on tiny.en (README, bench/stt.py). Types without a weighted path
+    # ignore them.
     importance = np.ones(n_per_row, np.float32)
     written = lib.ggml_quantize_chunk(
         t.type_id, x.ctypes.data, out, 0, n_rows, n_per_row, importance.ctypes.data
