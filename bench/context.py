@@ -31,12 +31,21 @@ import psutil
 
 from app.core.catalog import default_model_path
 from app.core.llm import Conversation, LlmConfig
-from app.core.persona import Persona
+from app.core.persona import PINNED_TIME, Persona
 from bench.common import emit
 from bench.phrases import TOPICS
 
 N_CTX = 512
 MAX_TOKENS = 16
+
+
+PERSONA = Persona(now=PINNED_TIME)  # the prompt carries the time; pinned, runs repeat token for token
+
+
+def conversation(n_ctx: int = N_CTX, max_tokens: int = MAX_TOKENS) -> Conversation:
+    """A greedy engine on the default model with the pinned persona."""
+    cfg = LlmConfig(default_model_path("llm"), n_ctx=n_ctx, temperature=0, max_tokens=max_tokens)
+    return Conversation(cfg, PERSONA)
 
 
 def question(i: int) -> str:
@@ -52,9 +61,7 @@ class EngineSide:
     """The persistent, shifting engine."""
 
     def __init__(self) -> None:
-        self.conv = Conversation(
-            LlmConfig(default_model_path("llm"), n_ctx=N_CTX, temperature=0, max_tokens=MAX_TOKENS)
-        )
+        self.conv = conversation()
 
     def turn(self, i: int) -> tuple[int, float]:
         self.conv.say(question(i))
@@ -102,7 +109,7 @@ def _render(llm: llama_cpp.Llama, messages: list[dict]) -> str:
 def generation_speed(n_tokens: int = 96) -> dict:
     """Tokens/s of the engine's native sampler loop vs create_completion(stream=True)."""
     prompt = "Tell me a long story about a lighthouse keeper and a storm."
-    conv = Conversation(LlmConfig(default_model_path("llm"), n_ctx=N_CTX, temperature=0, max_tokens=n_tokens))
+    conv = conversation(max_tokens=n_tokens)
     llm = llama_cpp.Llama(str(default_model_path("llm")), n_ctx=N_CTX, verbose=False, seed=0)
     eng, base = [], []
     for _ in range(7):  # alternating runs; medians (the machine is shared and noisy)
@@ -131,9 +138,7 @@ def generation_speed(n_tokens: int = 96) -> dict:
 
 def shift_cost(shifts_wanted: int = 6) -> dict:
     """Next-token distribution after a shift vs a fresh evaluation of the same surviving tokens."""
-    conv = Conversation(
-        LlmConfig(default_model_path("llm"), n_ctx=N_CTX, temperature=0, max_tokens=MAX_TOKENS)
-    )
+    conv = conversation()
     fresh = llama_cpp.Llama(str(default_model_path("llm")), n_ctx=N_CTX, verbose=False)
     kls, agree = [], []
     i = 0
@@ -182,21 +187,20 @@ def resume_vs_replay(turns: int = 20) -> dict:
 
     from app.core import session
 
-    cfg = LlmConfig(default_model_path("llm"), n_ctx=2048, temperature=0, max_tokens=MAX_TOKENS)
-    conv = Conversation(cfg)
+    conv = conversation(n_ctx=2048)
     for i in range(turns):
         conv.say(question(i))
     with tempfile.TemporaryDirectory() as d:
         session.save(conv, Path(d))
         history, n_past = list(conv.history), conv.n_past
         conv.close()
-        fresh = Conversation(cfg)
+        fresh = conversation(n_ctx=2048)
         t0 = time.perf_counter()
         res = session.load(fresh, Path(d))
         t_resume = time.perf_counter() - t0
         assert res.resumed
         fresh.close()
-        other = Conversation(cfg)
+        other = conversation(n_ctx=2048)
         t0 = time.perf_counter()
         replayed = session.replay(other, history)
         t_replay = time.perf_counter() - t0
@@ -212,7 +216,7 @@ def resume_vs_replay(turns: int = 20) -> dict:
 
 
 def rss_growth(turns: int) -> dict:
-    conv = Conversation(LlmConfig(default_model_path("llm"), n_ctx=N_CTX, temperature=0, max_tokens=4))
+    conv = conversation(max_tokens=4)
     proc = psutil.Process()
     rss = {}
     for i in range(1, turns + 1):
@@ -232,7 +236,7 @@ def main() -> None:
     ap.add_argument("--turns", type=int, default=200)
     ap.add_argument("--rss-turns", type=int, default=1000)
     args = ap.parse_args()
-    engine, baseline = EngineSide(), BaselineSide(Persona().render())
+    engine, baseline = EngineSide(), BaselineSide(PERSONA.render())
     eng, base = [], []
     for i in range(args.turns):  # interleaved, so machine load hits both sides alike
         eng.append(engine.turn(i))

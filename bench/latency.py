@@ -41,6 +41,7 @@ def run(audio: VirtualAudio, n_questions: int, tmp: Path) -> dict:
     from app.core.assistant import Assistant, AssistantConfig
     from app.core.catalog import default_model_path
     from app.core.llm import Conversation, LlmConfig
+    from app.core.persona import PINNED_TIME, Persona
     from app.core.speaker import Speaker
     from app.core.stt import SttConfig, Transcriber
     from app.core.text import SentenceSplitter, speakable
@@ -50,7 +51,8 @@ def run(audio: VirtualAudio, n_questions: int, tmp: Path) -> dict:
     llm_cfg = LlmConfig(default_model_path("llm"), n_ctx=2048, temperature=0, max_tokens=64, n_threads=2)
     stt_cfg = SttConfig(default_model_path("whisper"))
     events: queue.Queue = queue.Queue()
-    a = Assistant(AssistantConfig(llm=llm_cfg, stt=stt_cfg, hands_free=True), events.put)
+    persona = Persona(now=PINNED_TIME)  # the prompt carries the time; pinned, replies repeat
+    a = Assistant(AssistantConfig(llm=llm_cfg, stt=stt_cfg, persona=persona, hands_free=True), events.put)
     a.start()
     loaded = set()
     while loaded != {"llm", "whisper"}:
@@ -58,7 +60,7 @@ def run(audio: VirtualAudio, n_questions: int, tmp: Path) -> dict:
         if ev.kind == "loading":
             loaded.add(ev.data["part"])
     # the baseline's own components (same models, separate context)
-    base_conv, base_stt, base_sp = Conversation(llm_cfg), Transcriber(stt_cfg), Speaker()
+    base_conv, base_stt, base_sp = Conversation(llm_cfg, persona), Transcriber(stt_cfg), Speaker()
 
     ours: dict[str, list[float]] = {
         k: [] for k in ("transcript", "first_token", "first_sentence", "first_audio", "heard")

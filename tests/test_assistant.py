@@ -11,7 +11,7 @@ import soundfile as sf
 
 from app.core.assistant import Assistant, AssistantConfig, Event, State
 from app.core.llm import LlmConfig
-from app.core.persona import Persona
+from app.core.persona import PINNED_TIME, Persona
 from app.core.stt import SttConfig
 from app.core.wake import strip_wake_command
 from tests.conftest import espeak, load16k
@@ -50,7 +50,7 @@ def make(llm_model: Path, whisper_model: Path, rec: Recorder, **kw) -> Assistant
     cfg = AssistantConfig(
         llm=LlmConfig(llm_model, n_ctx=1024, temperature=0, max_tokens=kw.pop("max_tokens", 40)),
         stt=SttConfig(whisper_model),
-        persona=Persona("Sam", "Max"),
+        persona=Persona("Sam", "Max", now=PINNED_TIME),
         **kw,
     )
     a = Assistant(cfg, rec)

@@ -14,14 +14,14 @@ import pytest
 from app.core import session
 from app.core.chat_format import PlainChatFormat
 from app.core.llm import Conversation, LlmConfig
-from app.core.persona import Persona
+from app.core.persona import PINNED_TIME, Persona
 from app.core.reply_text import ReplyText
 from bench.phrases import TOPICS
 
 
 def make(model: Path, **kw) -> Conversation:
     cfg = LlmConfig(model, seed=7, temperature=0, max_tokens=kw.pop("max_tokens", 40), **kw)
-    return Conversation(cfg, Persona(person="Sam", bot="Max"))
+    return Conversation(cfg, Persona("Sam", "Max", now=PINNED_TIME))
 
 
 def assert_consistent(c: Conversation) -> None:
@@ -57,6 +57,17 @@ def test_system_prompt_is_kept_and_rendered(conv: Conversation) -> None:
     text = conv.llama.detokenize(conv.llama.input_ids[: conv.ledger.n_keep].tolist(), special=True).decode()
     assert text.startswith("<|im_start|>system\n") and "Your name is Max" in text and "Sam" in text
     assert "{time}" not in text and "{year}" not in text
+
+
+def test_persona_renders_the_time_unless_pinned() -> None:
+    """The prompt carries the time of day, so only a pinned persona renders the same prompt twice."""
+    from datetime import datetime
+
+    p = Persona("Sam", "Max", prompt="{bot} talks to {person} at {time} in {year}.")
+    assert p.render(datetime(2030, 5, 6, 7, 8)) == "Max talks to Sam at 07:08 in 2030."
+    pinned = Persona("Sam", "Max", prompt=p.prompt, now=PINNED_TIME)
+    assert pinned.render() == "Max talks to Sam at 12:00 in 2025."
+    assert pinned.fingerprint() == p.fingerprint()  # a session does not care when it was rendered
 
 
 def test_each_turn_evaluates_only_its_new_tokens(conv: Conversation) -> None:
@@ -185,14 +196,31 @@ def test_shift_on_whole_turns_over_many_turns(llm_model: Path) -> None:
     c.close()
 
 
+def fill_until_free(c: Conversation, free: int) -> None:
+    """Replay past exchanges until exactly `free` context cells are left (no generation, so the
+    fill does not depend on what the model happens to say)."""
+    while c.n_ctx - c.n_past - free > 40:
+        c.append_turn(f"Name one thing about {TOPICS[c.turn_count % len(TOPICS)]}.", "It is nice.")
+    need = c.n_ctx - c.n_past - free
+    words = 0
+    while c.turn_cost("Go on.", " ".join(["ok"] * words)) < need:
+        words += 1
+    assert c.turn_cost("Go on.", " ".join(["ok"] * words)) == need, "padding cannot hit the target"
+    c.append_turn("Go on.", " ".join(["ok"] * words))
+    assert c.n_ctx - c.n_past == free and c.shifts == 0
+
+
 def test_shift_in_the_middle_of_a_reply(llm_model: Path) -> None:
     """The user turn fits, its reply does not: the shift happens between generated tokens."""
     c = make(llm_model, n_ctx=256, max_tokens=120)
-    while c.n_past < c.n_ctx - 45:
-        c.say(f"Name one thing about {TOPICS[c.turn_count % len(TOPICS)]}.")
-    c.say("Tell me a long story about a brave knight and a dragon.")
+    question = "Tell me a long story about a brave knight and a dragon."
+    # Room for the question and its closing tokens, plus two reply tokens: a reply of three
+    # tokens or more (the model's shortest answer here is ~10) must shift mid-reply.
+    fill_until_free(c, c.turn_cost(question, "") + 2)
+    c.say(question)
     s = c.last_stats
-    assert s.shifts_in_reply >= 1, s
+    assert s.gen_tokens > 3, s
+    assert s.shifts_in_reply >= 1 and s.shifts == s.shifts_in_reply, s
     assert_consistent(c)
     assert c.say("Thanks!")
     assert_consistent(c)
@@ -231,7 +259,9 @@ def test_plain_format_and_stop_string_rollback(llm_model: Path) -> None:
     llama = llama_cpp.Llama(str(llm_model), n_ctx=512, verbose=False, seed=3)
     llama.metadata.pop("tokenizer.chat_template", None)
     c = Conversation(
-        LlmConfig(llm_model, n_ctx=512, temperature=0, max_tokens=60), Persona("Sam", "Max"), llama
+        LlmConfig(llm_model, n_ctx=512, temperature=0, max_tokens=60),
+        Persona("Sam", "Max", now=PINNED_TIME),
+        llama,
     )
     assert isinstance(c.format, PlainChatFormat)
     for q in ("Hello Max, how are you?", "What is a cat?", "And a dog?"):
@@ -269,7 +299,9 @@ def test_session_mismatch_and_corruption_are_not_fatal(llm_model: Path, tmp_path
     c.say("Hello, I am Sam.")
     session.save(c, tmp_path)
     c.close()
-    other = Conversation(LlmConfig(llm_model, n_ctx=1024, temperature=0), Persona("Sam", "Zed"))
+    other = Conversation(
+        LlmConfig(llm_model, n_ctx=1024, temperature=0), Persona("Sam", "Zed", now=PINNED_TIME)
+    )
     res = session.load(other, tmp_path)
     assert not res.resumed and "persona" in res.message and res.replayed_turns == 1
     assert_consistent(other)

@@ -2,6 +2,9 @@
 
 The prompt is talk-llama's idea adapted to chat templates. `{person}`, `{bot}`, `{time}` and
 `{year}` are substituted by plain replacement (other braces in a user's prompt are left alone).
+
+Because the prompt carries the time of day, greedy replies change from one minute to the next.
+Tests and benchmarks pin `now` so that a run can be repeated token for token.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 DEFAULT_PROMPT_FILE = Path(__file__).resolve().parents[2] / "assets" / "persona.txt"
+PINNED_TIME = datetime(2025, 1, 1, 12, 0)  # what tests and benchmarks render the prompt at
 FALLBACK_PROMPT = "You are {bot}, a helpful voice assistant talking with {person}. Answer briefly."
 
 
@@ -27,9 +31,10 @@ class Persona:
     person: str = "User"
     bot: str = "Aria"
     prompt: str = field(default_factory=default_prompt)
+    now: datetime | None = None  # fixed render time (reproducible runs); None: the wall clock
 
     def render(self, now: datetime | None = None) -> str:
-        now = now or datetime.now()
+        now = now or self.now or datetime.now()
         values = {
             "{person}": self.person,
             "{bot}": self.bot,
