@@ -2,64 +2,18 @@
 
 from __future__ import annotations
 
-import queue
 import time
-from pathlib import Path
 
 import numpy as np
 import soundfile as sf
 
-from app.core.assistant import Assistant, AssistantConfig, Event, State
+from app.core.assistant import Assistant, AssistantConfig, State
 from app.core.llm import LlmConfig
-from app.core.persona import PINNED_TIME, Persona
 from app.core.stt import SttConfig
 from app.core.wake import strip_wake_command
 from tests.conftest import espeak, load16k
+from tests.support.assistant_rig import Recorder, make
 from tests.support.monitor import Monitor
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-        self.q: queue.Queue[Event] = queue.Queue()
-        self.max_level = 0.0
-
-    def __call__(self, ev: Event) -> None:
-        if ev.kind == "level":
-            self.max_level = max(self.max_level, ev.data["rms"])
-        else:
-            self.events.append(ev)
-            self.q.put(ev)
-
-    def wait_for(self, kind: str, timeout: float = 60, pred=lambda e: True) -> Event:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                ev = self.q.get(timeout=0.1)
-            except queue.Empty:
-                continue
-            if ev.kind == kind and pred(ev):
-                return ev
-        raise AssertionError(f"no {kind} event within {timeout}s; got {[e.kind for e in self.events][-30:]}")
-
-    def of(self, kind: str) -> list[Event]:
-        return [e for e in self.events if e.kind == kind]
-
-
-def make(llm_model: Path, whisper_model: Path, rec: Recorder, **kw) -> Assistant:
-    cfg = AssistantConfig(
-        llm=LlmConfig(llm_model, n_ctx=1024, temperature=0, max_tokens=kw.pop("max_tokens", 40)),
-        stt=SttConfig(whisper_model),
-        persona=Persona("Sam", "Max", now=PINNED_TIME),
-        **kw,
-    )
-    a = Assistant(cfg, rec)
-    a.start()
-    deadline = time.monotonic() + 60
-    while {e.data["part"] for e in rec.of("loading")} != {"llm", "whisper"}:
-        assert time.monotonic() < deadline, "models did not load"
-        time.sleep(0.05)
-    return a
 
 
 def test_wake_command() -> None:
@@ -90,6 +44,9 @@ def test_hands_free_question_is_answered_aloud(
     for key in ("t_transcript_ms", "t_first_token_ms", "t_first_sentence_ms", "t_first_audio_ms"):
         assert turn.data[key] is not None and turn.data[key] > 0, key
     assert turn.data["t_transcript_ms"] < turn.data["t_first_token_ms"] <= turn.data["t_first_audio_ms"]
+    # the prompt was evaluated on the pause's transcript, then confirmed at the end of speech
+    assert a.speculation["confirmed"] == 1 and turn.data["t_confirmed_ms"] is not None
+    assert turn.data["t_confirmed_ms"] <= turn.data["t_first_token_ms"]
     assert (times[rms > 0.003].size) > 100, "the reply was not heard on the speaker"
     states = [e.data["state"] for e in rec.of("state")]
     for s in (State.LISTENING, State.TRANSCRIBING, State.THINKING, State.SPEAKING, State.IDLE):
@@ -119,6 +76,10 @@ def test_a_pause_mid_sentence_does_not_cut_the_question(
     user = turn.data["user"].lower()
     assert "interesting" in user and "moon" in user, user
     assert len([e for e in rec.of("transcript") if not e.data["rejected"]]) == 1
+    # a turn started on the first half (if whisper finished within the pause) left no trace
+    assert len(rec.of("user")) == 1
+    assert [m.role for m in a.conversation.history] == ["user", "assistant"]
+    assert len(a.conversation.ledger.turns) == 1
 
 
 def test_push_to_talk_barges_in_and_next_question_is_answered(

@@ -13,7 +13,10 @@ cancel flag (generation stops within one token) and stops the Speaker (sound end
 The interrupted reply is kept in the context, closed with the end-of-turn token (llm.py).
 
 Hands-free, whisper starts at a short pause (early_stt.py); when the utterance ends there, that
-result is the transcript, so the end-of-speech wait hides whisper's time.
+result is the transcript, so the end-of-speech wait hides whisper's time. Its text also starts a
+tentative turn at once (turn.py): the llm thread evaluates the prompt, then waits; the end of
+speech confirms it, more speech (or barge-in, shutdown) withdraws it and the conversation takes
+it back. Nothing of a tentative turn is shown or spoken before it is confirmed.
 
 Events go to `on_event(Event)` from the worker threads; adapters (terminal, Qt) marshal them.
 Each turn ends with a `turn` event carrying its latency stamps (ms after the end of speech).
@@ -40,9 +43,9 @@ from app.core.echo import EchoGuard
 from app.core.llm import Conversation, LlmConfig
 from app.core.persona import Persona
 from app.core.speaker import Speaker, SpeakerConfig, SpeakerEvent
-from app.core.stt import SttConfig, Transcriber
+from app.core.stt import SttConfig, Transcriber, Transcript
 from app.core.text import SentenceSplitter, speakable
-from app.core.turn import Turn
+from app.core.turn import Decision, Turn
 from app.core.vad import RATE, Segmenter, SegmentEvent, VadConfig
 from app.core.wake import strip_wake_command
 
@@ -107,6 +110,8 @@ class Assistant:
         self._speaking_turn: Turn | None = None
         self._listening = False
         self._early: EarlyTranscription | None = None  # set by the stt thread once whisper loads
+        self._tentative: tuple[Transcript, Turn] | None = None  # started at a pause (stt thread)
+        self.speculation = {"confirmed": 0, "withdrawn": 0}  # tentative turns (diagnostics)
         self._closed = False
         self._threads: list[threading.Thread] = []
 
@@ -197,8 +202,10 @@ class Assistant:
 
     def interrupt(self) -> None:
         """Barge-in: stop the voice now and the generation within one token."""
+        self._withdraw_tentative()
         for turn in (self._turn, self._speaking_turn):
             if turn is not None:
+                self._withdraw(turn)
                 turn.cancel.set()
         if self.speaker is not None and self.speaker.busy:
             self.speaker.stop()
@@ -238,6 +245,7 @@ class Assistant:
         if ev.kind == "resumed":  # talking again after a pause: its early transcript is stale
             if self._early is not None:
                 self._early.resumed()
+            self._withdraw_tentative()
             return
         ago = (self.segmenter.position - ev.end_sample) / RATE
         final = ev.kind != "pause"
@@ -276,8 +284,9 @@ class Assistant:
                 self._set_state(State.IDLE)
                 continue
             if not final:  # a pause: transcribe now, in case it turns out to be the end
-                if self._stt_q.empty():  # skip it if newer audio is already waiting
-                    early.at_pause(audio, end_sample)
+                # (skipped if newer audio is already waiting)
+                if self._stt_q.empty() and (result := early.at_pause(audio, end_sample)) is not None:
+                    self._speculate(early, result, t_end)
                 continue
             self.last_utterance = audio
             result = early.final(audio, end_sample)
@@ -292,16 +301,49 @@ class Assistant:
                     },
                 )
             )
-            text = result.text
-            if not result.rejected and self.config.wake_command:
-                text = strip_wake_command(text, self.config.wake_command)
-                if not text:
+            tentative, self._tentative = self._tentative, None
+            if tentative is not None:
+                if tentative[0] is result and tentative[1].confirm():
+                    self.speculation["confirmed"] += 1
+                    continue  # the llm thread has its prompt evaluated already
+                self._withdraw(tentative[1])
+            text = self._turn_text(result)
+            if not text:
+                if not result.rejected:
                     self.emit(Event("notice", {"message": "wake command not heard; ignored"}))
-            if result.rejected or not text:
                 if self._turn is None:
                     self._set_state(State.IDLE)
                 continue
             self._llm_q.put(Turn(text, t_end, time.perf_counter(), result.transcribe_s * 1000))
+
+    def _turn_text(self, result: Transcript) -> str:
+        """What a transcript says to the assistant: "" if rejected or the wake command is missing."""
+        if result.rejected:
+            return ""
+        if self.config.wake_command:
+            return strip_wake_command(result.text, self.config.wake_command)
+        return result.text
+
+    def _speculate(self, early: EarlyTranscription, result: Transcript, t_end: float) -> None:
+        """stt thread, after a pause's transcript: start its turn tentatively (module docstring)."""
+        if not (text := self._turn_text(result)):
+            return
+        self._withdraw_tentative()
+        turn = Turn(text, t_end, time.perf_counter(), result.transcribe_s * 1000, pending=Decision())
+        self._tentative = (result, turn)
+        if not early.is_current(result):  # speech resumed before the tentative was visible
+            self._withdraw(turn)
+        self._llm_q.put(turn)
+
+    def _withdraw_tentative(self) -> None:
+        """Any thread: more speech, barge-in or shutdown ends the tentative turn, if any."""
+        if (tentative := self._tentative) is not None:
+            self._withdraw(tentative[1])
+
+    def _withdraw(self, turn: Turn) -> None:
+        if turn.pending is not None and turn.pending.value is None:
+            turn.withdraw()
+            self.speculation["withdrawn"] += 1
 
     def _llm_loop(self) -> None:
         try:
@@ -327,15 +369,16 @@ class Assistant:
 
     def _run_turn(self, turn: Turn) -> None:
         assert self.conversation is not None
-        self._turn = self._speaking_turn = turn
-        self.emit(Event("user", {"text": turn.text}))
-        self._set_state(State.THINKING)
-        if self.config.heard_ok and self.speaker.available:
-            self.speaker.say(self.config.heard_ok)
+        if turn.withdrawn:
+            return
+        self._turn = turn
+        if turn.pending is None:
+            self._begin_reply(turn)
+        proceed = None if turn.pending is None else (lambda: self._await_confirmation(turn))
         splitter = SentenceSplitter(first_clause_chars=self.config.first_chunk_chars)
         pieces: list[str] = []
         try:
-            for piece in self.conversation.stream(turn.text, turn.cancel):
+            for piece in self.conversation.stream(turn.text, turn.cancel, proceed):
                 turn.stamps.setdefault("first_token", time.perf_counter())
                 pieces.append(piece)
                 self.emit(Event("token", {"text": piece}))
@@ -348,6 +391,8 @@ class Assistant:
             log.exception("generation failed")
             self._error(f"Generation failed: {exc}", "llm")
         self._turn = None
+        if turn.withdrawn:
+            return
         if self.config.session_dir and self.conversation.history:
             try:
                 session.save(self.conversation, self.config.session_dir)
@@ -359,6 +404,22 @@ class Assistant:
             daemon=True,
             name="assistant-turn-report",
         ).start()
+
+    def _begin_reply(self, turn: Turn) -> None:
+        """llm thread: the turn is certain; show it and start answering."""
+        self._speaking_turn = turn
+        self.emit(Event("user", {"text": turn.text}))
+        self._set_state(State.THINKING)
+        if self.config.heard_ok and self.speaker.available:
+            self.speaker.say(self.config.heard_ok)
+
+    def _await_confirmation(self, turn: Turn) -> bool:
+        """llm thread, a tentative turn's prompt evaluated: wait for the end of speech (blocks)."""
+        assert turn.pending is not None
+        if not turn.pending.wait() or turn.cancel.is_set():
+            return False
+        self._begin_reply(turn)
+        return True
 
     def _speak(self, turn: Turn, sentence: str) -> None:
         turn.stamps.setdefault("first_sentence", time.perf_counter())

@@ -26,24 +26,34 @@ class EarlyTranscription:
         self.transcriber = transcriber
         self._closing = closing
         self._epoch = 0  # bumped when speech resumes: runs started before are stale
-        self._early: tuple[int, Transcript] | None = None
+        self._early: tuple[int, int, Transcript] | None = None  # (epoch, end_sample, result)
         self.reused = 0  # early results used as the final transcript (diagnostics, tests)
 
     def resumed(self) -> None:
         """Speech again after a pause: abort the early run, drop its result."""
         self._epoch += 1
 
-    def at_pause(self, audio: np.ndarray, end_sample: int) -> None:
-        """Transcribe the utterance so far (blocks); kept for `final` unless speech resumes."""
+    def at_pause(self, audio: np.ndarray, end_sample: int) -> Transcript | None:
+        """Transcribe the utterance so far (blocks); kept for `final` unless speech resumes.
+        Returns the result, or None when speech resumed while whisper ran."""
         epoch = self._epoch
         result = self.transcriber.transcribe(audio, abort=lambda: self._closing() or self._epoch != epoch)
-        self._early = (end_sample, result) if self._epoch == epoch else None
+        if self._epoch != epoch:
+            self._early = None
+            return None
+        self._early = (epoch, end_sample, result)
+        return result
+
+    def is_current(self, result: Transcript) -> bool:
+        """`result` is the kept early result and no speech has resumed since (any thread)."""
+        early = self._early
+        return early is not None and early[2] is result and early[0] == self._epoch
 
     def final(self, audio: np.ndarray, end_sample: int) -> Transcript:
         """The transcript of a finished utterance: the early result when nothing was said after
         its pause (end_sample >= 0 identifies it), otherwise a fresh transcription (blocks)."""
         early, self._early = self._early, None
-        if early is not None and end_sample >= 0 and early[0] == end_sample:
+        if early is not None and end_sample >= 0 and early[1] == end_sample:
             self.reused += 1
-            return early[1]
+            return early[2]
         return self.transcriber.transcribe(audio, abort=self._closing)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,6 +72,7 @@ class TurnStats:
     prompt_tokens: int = 0
     gen_tokens: int = 0
     t_prompt_ms: float = 0.0
+    t_wait_ms: float = 0.0  # a speculative turn waiting to be confirmed (within t_first_token_ms)
     t_first_token_ms: float = 0.0
     t_gen_ms: float = 0.0
     n_past: int = 0
@@ -248,12 +249,17 @@ class Conversation:
             budget -= len(tokens) - limit
         raise ValueError("the context is too small for any user turn")
 
-    def stream(self, text: str, cancel: threading.Event | None = None) -> Iterator[str]:
+    def stream(
+        self, text: str, cancel: threading.Event | None = None, proceed: Callable[[], bool] | None = None
+    ) -> Iterator[str]:
         """Append a user turn and yield the reply as text pieces while it is generated.
 
         Stops on end-of-generation tokens, the format's stop strings, `max_tokens`, or `cancel`.
         When the iterator finishes or is closed early, the reply is committed and closed
         (see the module docstring), and `last_stats` holds the turn's counters.
+        `proceed` (speculative turns): called once the user turn is evaluated, before the first
+        token; it may block. False takes the turn back: nothing is yielded, the cache, ledger and
+        history are as before the call (turns a shift discarded to make room stay discarded).
         """
         t0 = time.perf_counter()
         self.turn_count += 1
@@ -266,6 +272,16 @@ class Conversation:
         shifts_after_prompt = self.shifts
         t_prompt = time.perf_counter()
         stats.t_prompt_ms = (t_prompt - t0) * 1000
+        if proceed is not None:
+            go = proceed()
+            stats.t_wait_ms = (time.perf_counter() - t_prompt) * 1000
+            t_prompt = time.perf_counter()
+            if not go:
+                self._rollback(self.ledger.turns[-1])
+                self.ledger.turns.pop()
+                self.turn_count -= 1
+                log.info("turn withdrawn before its reply (%d prompt tokens taken back)", len(tokens))
+                return
         self.history.append(Message("user", text))
 
         reply = ReplyText(self.format.stop_strings)

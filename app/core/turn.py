@@ -2,15 +2,43 @@
 
 Stamps are `time.perf_counter()` values set by the thread that reaches each point (stt, llm,
 speaker); the report gives them in ms after the end of speech, plus the conversation counters.
+
+A tentative turn (hands-free: started on the transcript of a pause, before the end of speech is
+certain) carries a pending `Decision`: the llm thread evaluates its prompt, then waits for it;
+the stt thread confirms it at the end of the utterance, or it is withdrawn (the user went on
+talking, barge-in, shutdown) and the conversation takes the turn back.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.llm import TurnStats
+
+
+class Decision:
+    """A yes/no made once (the first call wins) and awaited by another thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._made = threading.Event()
+        self.value: bool | None = None
+
+    def decide(self, value: bool) -> bool:
+        """Make the decision unless it is made already; returns the decision in force."""
+        with self._lock:
+            if self.value is None:
+                self.value = value
+                self._made.set()
+            return self.value
+
+    def wait(self, timeout: float | None = None) -> bool | None:
+        """Block until decided (or timeout: None)."""
+        self._made.wait(timeout)
+        return self.value
 
 
 @dataclass
@@ -20,7 +48,24 @@ class Turn:
     t_transcript: float | None = None
     stt_ms: float = 0.0  # time whisper took (the rest of t_transcript is VAD and queueing)
     cancel: threading.Event = field(default_factory=threading.Event)
-    stamps: dict[str, float] = field(default_factory=dict)  # first_token, first_sentence, first_audio
+    stamps: dict[str, float] = field(default_factory=dict)  # confirmed, first_token, ..., first_audio
+    pending: Decision | None = None  # set on a tentative turn; see the module docstring
+
+    def confirm(self) -> bool:
+        """The end of speech came with no more words: go on. False if already withdrawn."""
+        ok = self.pending is None or self.pending.decide(True)
+        if ok:
+            self.stamps.setdefault("confirmed", time.perf_counter())
+        return ok
+
+    def withdraw(self) -> None:
+        """Take a tentative turn back (no effect once it is confirmed)."""
+        if self.pending is not None:
+            self.pending.decide(False)
+
+    @property
+    def withdrawn(self) -> bool:
+        return self.pending is not None and self.pending.value is False
 
     def _after_speech_ms(self, t: float | None) -> float | None:
         return round((t - self.t_speech_end) * 1000, 1) if t is not None else None
@@ -34,6 +79,7 @@ class Turn:
             "t_speech_end": self.t_speech_end,
             "t_transcript_ms": self._after_speech_ms(self.t_transcript),
             "stt_ms": round(self.stt_ms, 1),
+            "t_confirmed_ms": self._after_speech_ms(self.stamps.get("confirmed")),
             "t_first_token_ms": self._after_speech_ms(self.stamps.get("first_token")),
             "t_first_sentence_ms": self._after_speech_ms(self.stamps.get("first_sentence")),
             "t_first_audio_ms": self._after_speech_ms(self.stamps.get("first_audio")),

@@ -1,0 +1,57 @@
+"""Shared rig for assistant tests: an event recorder and an assistant on the real models with
+the pinned persona (replies repeat run to run)."""
+
+from __future__ import annotations
+
+import queue
+import time
+from pathlib import Path
+
+from app.core.assistant import Assistant, AssistantConfig, Event
+from app.core.llm import LlmConfig
+from app.core.persona import PINNED_TIME, Persona
+from app.core.stt import SttConfig
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self.q: queue.Queue[Event] = queue.Queue()
+        self.max_level = 0.0
+
+    def __call__(self, ev: Event) -> None:
+        if ev.kind == "level":
+            self.max_level = max(self.max_level, ev.data["rms"])
+        else:
+            self.events.append(ev)
+            self.q.put(ev)
+
+    def wait_for(self, kind: str, timeout: float = 60, pred=lambda e: True) -> Event:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                ev = self.q.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if ev.kind == kind and pred(ev):
+                return ev
+        raise AssertionError(f"no {kind} event within {timeout}s; got {[e.kind for e in self.events][-30:]}")
+
+    def of(self, kind: str) -> list[Event]:
+        return [e for e in self.events if e.kind == kind]
+
+
+def make(llm_model: Path, whisper_model: Path, rec: Recorder, **kw) -> Assistant:
+    cfg = AssistantConfig(
+        llm=LlmConfig(llm_model, n_ctx=1024, temperature=0, max_tokens=kw.pop("max_tokens", 40)),
+        stt=SttConfig(whisper_model),
+        persona=Persona("Sam", "Max", now=PINNED_TIME),
+        **kw,
+    )
+    a = Assistant(cfg, rec)
+    a.start()
+    deadline = time.monotonic() + 60
+    while {e.data["part"] for e in rec.of("loading")} != {"llm", "whisper"}:
+        assert time.monotonic() < deadline, "models did not load"
+        time.sleep(0.05)
+    return a

@@ -1,0 +1,101 @@
+"""Tentative turns: the prompt of a hands-free turn is evaluated on the transcript of a pause,
+before the end of speech is certain, and taken back when the user goes on talking.
+
+Conversation level: a withdrawn turn leaves the cache, ledger and history exactly as before, and
+the next reply is token for token what it would have been. Assistant level: the stt thread's
+pause/resumed/final items are fed directly (white-box, no microphone, so the timing of a pause
+is exact); whisper, llama and the threads are the real ones. The real-audio path is covered by
+tests/test_assistant.py (hands-free question: confirmed; 300 ms pause: no trace left).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.core.vad import SegmentEvent
+from tests.conftest import espeak, load16k
+from tests.support.assistant_rig import Recorder, make
+from tests.test_llm import assert_consistent
+from tests.test_llm import make as make_conversation
+
+
+def test_withdrawn_turn_leaves_no_trace(llm_model: Path) -> None:
+    spec, plain = make_conversation(llm_model, n_ctx=1024), make_conversation(llm_model, n_ctx=1024)
+    for c in (spec, plain):
+        c.say("Hello, I am Sam.")
+    before = (spec.n_past, spec.llama.input_ids[: spec.n_past].copy(), list(spec.history), spec.turn_count)
+    waited = []
+    assert list(spec.stream("Tell me something interesting", proceed=lambda: waited.append(1) or False)) == []
+    assert waited == [1]
+    assert spec.n_past == before[0] and (spec.llama.input_ids[: spec.n_past] == before[1]).all()
+    assert spec.history == before[2] and spec.turn_count == before[3]
+    assert_consistent(spec)
+    question = "Tell me something interesting about the moon."
+    # confirmed at once, it is an ordinary turn: same reply as the conversation that never speculated
+    assert spec.say(question) == plain.say(question)
+    assert "".join(spec.stream("And the sun?", proceed=lambda: True)) == "".join(plain.stream("And the sun?"))
+    assert spec.last_stats.t_wait_ms >= 0 and spec.n_past == plain.n_past
+    assert_consistent(spec)
+    spec.close()
+    plain.close()
+
+
+@pytest.fixture(scope="module")
+def halves(speech_dir: Path) -> tuple[np.ndarray, np.ndarray]:
+    first = load16k(espeak("Tell me something interesting", speech_dir / "spec-a.wav", wpm=140))
+    second = load16k(espeak("about the moon.", speech_dir / "spec-b.wav", wpm=140))
+    return first, np.concatenate([first, np.zeros(4800, np.float32), second])
+
+
+def wait_until(cond, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_pause_then_more_speech_withdraws_the_tentative_turn(llm_model, whisper_model, halves) -> None:
+    first, whole = halves
+    rec = Recorder()
+    a = make(llm_model, whisper_model, rec, hands_free=True, use_microphone=False, max_tokens=12)
+    try:
+        n0 = a.conversation.n_past
+        a._stt_q.put((first, time.perf_counter(), len(first), False))  # pause after the first half
+        wait_until(lambda: a.conversation.n_past > n0)  # its prompt is in the cache, waiting
+        assert a._tentative is not None and not rec.of("user")
+        a._on_segment(SegmentEvent("resumed"))  # the user goes on talking
+        a._stt_q.put((whole, time.perf_counter(), len(whole), True))
+        turn = rec.wait_for("turn", 90)
+    finally:
+        a.shutdown()
+    assert a.speculation == {"confirmed": 0, "withdrawn": 1}
+    assert [e.data["text"] for e in rec.of("user")] == [turn.data["user"]]
+    user = turn.data["user"].lower()
+    assert "interesting" in user and len(user.split()) > 4 and turn.data["reply"], user  # both halves
+    assert [m.role for m in a.conversation.history] == ["user", "assistant"]
+    assert len(a.conversation.ledger.turns) == 1 and turn.data["t_confirmed_ms"] is None
+    assert_consistent(a.conversation)
+
+
+def test_end_of_speech_confirms_the_tentative_turn(llm_model, whisper_model, halves) -> None:
+    _, whole = halves
+    rec = Recorder()
+    a = make(llm_model, whisper_model, rec, hands_free=True, use_microphone=False, max_tokens=12)
+    try:
+        t_end = time.perf_counter()
+        a._stt_q.put((whole, t_end, len(whole), False))
+        wait_until(lambda: a._tentative is not None)
+        assert not rec.of("user") and not rec.of("token")  # nothing shown before the end of speech
+        a._stt_q.put((whole, t_end, len(whole), True))  # the silence went on: end of speech
+        turn = rec.wait_for("turn", 90)
+    finally:
+        a.shutdown()
+    assert a.speculation == {"confirmed": 1, "withdrawn": 0}
+    assert a._early.reused == 1  # whisper ran once
+    assert len(rec.of("user")) == 1 and turn.data["reply"]
+    assert turn.data["t_transcript_ms"] <= turn.data["t_confirmed_ms"] <= turn.data["t_first_token_ms"]
+    assert_consistent(a.conversation)
