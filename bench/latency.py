@@ -1,8 +1,9 @@
 """Voice-to-voice latency through the virtual devices: the streaming assistant vs talk-llama's order.
 
 For each spoken question (espeak-ng, fed into the virtual mic, hands-free):
-- streaming (ours): the Assistant: VAD end of speech -> whisper -> reply streamed, each sentence
-  spoken as soon as it is complete;
+- streaming (ours): the Assistant: whisper from a short pause, the prompt evaluated on that
+  transcript while the end of speech is confirmed, the reply streamed, each sentence (the first
+  clause) spoken as soon as it is complete;
 - sequential baseline, same models and components: transcribe, generate the WHOLE reply, then
   speak it (talk-llama's order), started from the same end-of-speech point.
 Both answer each question in a fresh conversation (greedy decoding, same replies).
@@ -63,7 +64,7 @@ def run(audio: VirtualAudio, n_questions: int, tmp: Path) -> dict:
     base_conv, base_stt, base_sp = Conversation(llm_cfg, persona), Transcriber(stt_cfg), Speaker()
 
     ours: dict[str, list[float]] = {
-        k: [] for k in ("transcript", "first_token", "first_sentence", "first_audio", "heard")
+        k: [] for k in ("transcript", "confirmed", "first_token", "first_sentence", "first_audio", "heard")
     }
     base: dict[str, list[float]] = {k: [] for k in ("transcript", "reply_done", "heard")}
     samples: list[dict] = []
@@ -94,7 +95,7 @@ def run(audio: VirtualAudio, n_questions: int, tmp: Path) -> dict:
         # perf_counter -> monotonic: both are CLOCK_MONOTONIC on Linux
         t_end = turn["t_speech_end"]
         heard = first_heard(times, rms, t_end)
-        for k in ("transcript", "first_token", "first_sentence", "first_audio"):
+        for k in ("transcript", "confirmed", "first_token", "first_sentence", "first_audio"):
             if turn[f"t_{k}_ms"] is not None:
                 ours[k].append(turn[f"t_{k}_ms"])
         if heard:
@@ -104,6 +105,8 @@ def run(audio: VirtualAudio, n_questions: int, tmp: Path) -> dict:
                 "user": turn["user"],
                 "reply": turn["reply"],
                 "stt_ms": turn["stt_ms"],
+                "t_transcript_ms": turn["t_transcript_ms"],
+                "t_confirmed_ms": turn["t_confirmed_ms"],
                 "t_prompt_ms": turn.get("t_prompt_ms"),
                 "heard_ms": round((heard - t_end) * 1000) if heard else None,
             }

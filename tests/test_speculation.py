@@ -66,13 +66,13 @@ def test_pause_then_more_speech_withdraws_the_tentative_turn(llm_model, whisper_
         n0 = a.conversation.n_past
         a._stt_q.put((first, time.perf_counter(), len(first), False))  # pause after the first half
         wait_until(lambda: a.conversation.n_past > n0)  # its prompt is in the cache, waiting
-        assert a._tentative is not None and not rec.of("user")
+        assert a.tentative.current is not None and not rec.of("user")
         a._on_segment(SegmentEvent("resumed"))  # the user goes on talking
         a._stt_q.put((whole, time.perf_counter(), len(whole), True))
         turn = rec.wait_for("turn", 90)
     finally:
         a.shutdown()
-    assert a.speculation == {"confirmed": 0, "withdrawn": 1}
+    assert a.tentative.counts == {"confirmed": 0, "withdrawn": 1}
     assert [e.data["text"] for e in rec.of("user")] == [turn.data["user"]]
     user = turn.data["user"].lower()
     assert "interesting" in user and len(user.split()) > 4 and turn.data["reply"], user  # both halves
@@ -88,13 +88,13 @@ def test_end_of_speech_confirms_the_tentative_turn(llm_model, whisper_model, hal
     try:
         t_end = time.perf_counter()
         a._stt_q.put((whole, t_end, len(whole), False))
-        wait_until(lambda: a._tentative is not None)
+        wait_until(lambda: a.tentative.current is not None)
         assert not rec.of("user") and not rec.of("token")  # nothing shown before the end of speech
         a._stt_q.put((whole, t_end, len(whole), True))  # the silence went on: end of speech
         turn = rec.wait_for("turn", 90)
     finally:
         a.shutdown()
-    assert a.speculation == {"confirmed": 1, "withdrawn": 0}
+    assert a.tentative.counts == {"confirmed": 1, "withdrawn": 0}
     assert a._early.reused == 1  # whisper ran once
     assert len(rec.of("user")) == 1 and turn.data["reply"]
     assert turn.data["t_transcript_ms"] <= turn.data["t_confirmed_ms"] <= turn.data["t_first_token_ms"]

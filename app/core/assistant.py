@@ -1,8 +1,8 @@
 """The assistant loop: ears (Microphone, Segmenter, Transcriber), brain (Conversation), voice
 (Speaker), wired as talk-llama's main loop, one stage per thread.
 
-    press()/VAD ─▶ Microphone ─▶ [stt thread] Transcriber ─▶ [llm thread] Conversation.stream
-                                                             └─ sentences ─▶ Speaker (own threads)
+    press()/VAD ─▶ Microphone ─▶ [stt thread] Transcriber ─▶ [llm thread] Responder: Conversation.stream
+                                                              └─ sentences ─▶ Speaker (own threads)
 
 Ownership: the stt thread alone uses whisper; the llm thread alone uses llama; the Speaker owns
 playback; PortAudio's callback thread feeds the hands-free Segmenter. Hand-offs are queues.
@@ -14,7 +14,7 @@ The interrupted reply is kept in the context, closed with the end-of-turn token 
 
 Hands-free, whisper starts at a short pause (early_stt.py); when the utterance ends there, that
 result is the transcript, so the end-of-speech wait hides whisper's time. Its text also starts a
-tentative turn at once (turn.py): the llm thread evaluates the prompt, then waits; the end of
+tentative turn at once (speculation.py): the llm thread evaluates the prompt, then waits; the end of
 speech confirms it, more speech (or barge-in, shutdown) withdraws it and the conversation takes
 it back. Nothing of a tentative turn is shown or spoken before it is confirmed.
 
@@ -24,7 +24,6 @@ Each turn ends with a `turn` event carrying its latency stamps (ms after the end
 
 from __future__ import annotations
 
-import enum
 import logging
 import queue
 import threading
@@ -40,33 +39,18 @@ from app.core import session
 from app.core.audio import Level, Microphone, MicrophoneError
 from app.core.early_stt import EarlyTranscription
 from app.core.echo import EchoGuard
+from app.core.events import Event, State
 from app.core.llm import Conversation, LlmConfig
 from app.core.persona import Persona
+from app.core.responder import Responder
 from app.core.speaker import Speaker, SpeakerConfig, SpeakerEvent
+from app.core.speculation import TentativeTurns
 from app.core.stt import SttConfig, Transcriber, Transcript
-from app.core.text import SentenceSplitter, speakable
-from app.core.turn import Decision, Turn
+from app.core.turn import Turn
 from app.core.vad import RATE, Segmenter, SegmentEvent, VadConfig
 from app.core.wake import strip_wake_command
 
 log = logging.getLogger(__name__)
-
-
-class State(enum.Enum):
-    LOADING = "loading"
-    IDLE = "idle"
-    LISTENING = "listening"
-    TRANSCRIBING = "transcribing"
-    THINKING = "thinking"
-    SPEAKING = "speaking"
-
-
-@dataclass
-class Event:
-    """kind: state | level | loading | transcript | token | sentence | turn | error | notice."""
-
-    kind: str
-    data: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -106,12 +90,10 @@ class Assistant:
         self._stt_q: queue.Queue[tuple[np.ndarray, float, int, bool] | None] = queue.Queue()
         self._llm_q: queue.Queue[Turn | Callable[[], None] | None] = queue.Queue()
         self.last_utterance = np.zeros(0, np.float32)  # the last audio sent to whisper (diagnostics)
-        self._turn: Turn | None = None
-        self._speaking_turn: Turn | None = None
+        self.responder: Responder | None = None  # set by the llm thread once the model loads
         self._listening = False
         self._early: EarlyTranscription | None = None  # set by the stt thread once whisper loads
-        self._tentative: tuple[Transcript, Turn] | None = None  # started at a pause (stt thread)
-        self.speculation = {"confirmed": 0, "withdrawn": 0}  # tentative turns (diagnostics)
+        self.tentative = TentativeTurns(self._llm_q.put)  # hands-free turns started at a pause
         self._closed = False
         self._threads: list[threading.Thread] = []
 
@@ -202,10 +184,11 @@ class Assistant:
 
     def interrupt(self) -> None:
         """Barge-in: stop the voice now and the generation within one token."""
-        self._withdraw_tentative()
-        for turn in (self._turn, self._speaking_turn):
+        self.tentative.withdraw()
+        r = self.responder
+        for turn in (r.current, r.speaking) if r else ():
             if turn is not None:
-                self._withdraw(turn)
+                self.tentative.withdraw_turn(turn)
                 turn.cancel.set()
         if self.speaker is not None and self.speaker.busy:
             self.speaker.stop()
@@ -245,7 +228,7 @@ class Assistant:
         if ev.kind == "resumed":  # talking again after a pause: its early transcript is stale
             if self._early is not None:
                 self._early.resumed()
-            self._withdraw_tentative()
+            self.tentative.withdraw()
             return
         ago = (self.segmenter.position - ev.end_sample) / RATE
         final = ev.kind != "pause"
@@ -256,14 +239,14 @@ class Assistant:
             self.emit(Event("notice", {"message": "long utterance cut at the configured limit"}))
 
     def _on_speaker(self, ev: SpeakerEvent) -> None:
-        turn = self._speaking_turn
+        turn = self.responder.speaking if self.responder else None
         if ev.kind == "sentence_started":
             if turn is not None and "first_audio" not in turn.stamps:
                 turn.stamps["first_audio"] = ev.t
             self._set_state(State.SPEAKING)
         elif ev.kind == "queue_empty":
             self.echo.playback_stopped()
-            if self._turn is None and not self._listening:
+            if not self._answering() and not self._listening:
                 self._set_state(State.IDLE)
         elif ev.kind == "error":
             self._error(ev.message, "tts")
@@ -283,67 +266,40 @@ class Assistant:
             if early is None:
                 self._set_state(State.IDLE)
                 continue
-            if not final:  # a pause: transcribe now, in case it turns out to be the end
-                # (skipped if newer audio is already waiting)
-                if self._stt_q.empty() and (result := early.at_pause(audio, end_sample)) is not None:
-                    self._speculate(early, result, t_end)
+            if not final:
+                self._at_pause(early, audio, end_sample, t_end)
                 continue
             self.last_utterance = audio
             result = early.final(audio, end_sample)
-            self.emit(
-                Event(
-                    "transcript",
-                    {
-                        "text": result.text,
-                        "rejected": result.rejected,
-                        "reason": result.reason,
-                        "prob": result.prob,
-                    },
-                )
-            )
-            tentative, self._tentative = self._tentative, None
-            if tentative is not None:
-                if tentative[0] is result and tentative[1].confirm():
-                    self.speculation["confirmed"] += 1
-                    continue  # the llm thread has its prompt evaluated already
-                self._withdraw(tentative[1])
+            fields = ("text", "rejected", "reason", "prob")
+            self.emit(Event("transcript", {k: getattr(result, k) for k in fields}))
+            if self.tentative.settle(result):
+                continue  # confirmed: the llm thread has evaluated its prompt already
             text = self._turn_text(result)
             if not text:
                 if not result.rejected:
                     self.emit(Event("notice", {"message": "wake command not heard; ignored"}))
-                if self._turn is None:
+                if not self._answering():
                     self._set_state(State.IDLE)
                 continue
             self._llm_q.put(Turn(text, t_end, time.perf_counter(), result.transcribe_s * 1000))
+
+    def _at_pause(self, early: EarlyTranscription, audio: np.ndarray, end_sample: int, t_end: float) -> None:
+        """stt thread: transcribe at a pause, in case it is the end; accepted text starts a
+        tentative turn. Skipped when newer audio is already waiting."""
+        if not self._stt_q.empty():
+            return
+        result = early.at_pause(audio, end_sample)
+        if result is not None and (text := self._turn_text(result)):
+            self.tentative.start(result, text, t_end, lambda: early.is_current(result))
 
     def _turn_text(self, result: Transcript) -> str:
         """What a transcript says to the assistant: "" if rejected or the wake command is missing."""
         if result.rejected:
             return ""
         if self.config.wake_command:
-            return strip_wake_command(result.text, self.config.wake_command)
+            return strip_wake_command(result.text, self.config.wake_command) or ""
         return result.text
-
-    def _speculate(self, early: EarlyTranscription, result: Transcript, t_end: float) -> None:
-        """stt thread, after a pause's transcript: start its turn tentatively (module docstring)."""
-        if not (text := self._turn_text(result)):
-            return
-        self._withdraw_tentative()
-        turn = Turn(text, t_end, time.perf_counter(), result.transcribe_s * 1000, pending=Decision())
-        self._tentative = (result, turn)
-        if not early.is_current(result):  # speech resumed before the tentative was visible
-            self._withdraw(turn)
-        self._llm_q.put(turn)
-
-    def _withdraw_tentative(self) -> None:
-        """Any thread: more speech, barge-in or shutdown ends the tentative turn, if any."""
-        if (tentative := self._tentative) is not None:
-            self._withdraw(tentative[1])
-
-    def _withdraw(self, turn: Turn) -> None:
-        if turn.pending is not None and turn.pending.value is None:
-            turn.withdraw()
-            self.speculation["withdrawn"] += 1
 
     def _llm_loop(self) -> None:
         try:
@@ -354,7 +310,18 @@ class Assistant:
                     self.emit(Event("notice", {"message": res.message}))
                 if self.conversation.history:
                     self.emit(Event("history", {"messages": list(self.conversation.history)}))
-            self.emit(Event("loading", {"part": "llm", "done": True, "stats": self._ctx_stats()}))
+            c = self.config
+            self.responder = Responder(
+                self.conversation,
+                self.speaker,
+                self.emit,
+                self._set_state,
+                first_chunk_chars=c.first_chunk_chars,
+                heard_ok=c.heard_ok,
+                session_dir=c.session_dir,
+            )
+            stats = self.conversation.context_stats()
+            self.emit(Event("loading", {"part": "llm", "done": True, "stats": stats}))
         except Exception as exc:
             self._error(f"Language model unavailable: {exc}", "llm")
         self._set_state(State.IDLE)
@@ -362,106 +329,17 @@ class Assistant:
             if callable(item):
                 item()
                 continue
-            if self.conversation is None:
+            if self.responder is None:
                 self._error("No language model is loaded; choose a model in Settings.", "llm")
                 continue
-            self._run_turn(item)
-
-    def _run_turn(self, turn: Turn) -> None:
-        assert self.conversation is not None
-        if turn.withdrawn:
-            return
-        self._turn = turn
-        if turn.pending is None:
-            self._begin_reply(turn)
-        proceed = None if turn.pending is None else (lambda: self._await_confirmation(turn))
-        splitter = SentenceSplitter(first_clause_chars=self.config.first_chunk_chars)
-        pieces: list[str] = []
-        try:
-            for piece in self.conversation.stream(turn.text, turn.cancel, proceed):
-                turn.stamps.setdefault("first_token", time.perf_counter())
-                pieces.append(piece)
-                self.emit(Event("token", {"text": piece}))
-                for sentence in splitter.feed(piece):
-                    self._speak(turn, sentence)
-            if not turn.cancel.is_set():
-                for sentence in splitter.flush():
-                    self._speak(turn, sentence)
-        except Exception as exc:
-            log.exception("generation failed")
-            self._error(f"Generation failed: {exc}", "llm")
-        self._turn = None
-        if turn.withdrawn:
-            return
-        if self.config.session_dir and self.conversation.history:
-            try:
-                session.save(self.conversation, self.config.session_dir)
-            except OSError as exc:
-                self._error(f"Could not save the session: {exc}", "session")
-        threading.Thread(
-            target=self._finish_turn,
-            args=(turn, "".join(pieces).strip()),
-            daemon=True,
-            name="assistant-turn-report",
-        ).start()
-
-    def _begin_reply(self, turn: Turn) -> None:
-        """llm thread: the turn is certain; show it and start answering."""
-        self._speaking_turn = turn
-        self.emit(Event("user", {"text": turn.text}))
-        self._set_state(State.THINKING)
-        if self.config.heard_ok and self.speaker.available:
-            self.speaker.say(self.config.heard_ok)
-
-    def _await_confirmation(self, turn: Turn) -> bool:
-        """llm thread, a tentative turn's prompt evaluated: wait for the end of speech (blocks)."""
-        assert turn.pending is not None
-        if not turn.pending.wait() or turn.cancel.is_set():
-            return False
-        self._begin_reply(turn)
-        return True
-
-    def _speak(self, turn: Turn, sentence: str) -> None:
-        turn.stamps.setdefault("first_sentence", time.perf_counter())
-        spoken = speakable(sentence)
-        if spoken and self.speaker.available and not turn.cancel.is_set():
-            index = self.speaker.say(spoken)
-            self.emit(Event("sentence", {"event": "queued", "index": index, "text": sentence}))
-
-    def _finish_turn(self, turn: Turn, reply: str) -> None:
-        """Report the turn once its speech has started (or was cut/unavailable)."""
-        deadline = time.monotonic() + 30
-        while (
-            "first_audio" not in turn.stamps
-            and self.speaker.busy
-            and not turn.cancel.is_set()
-            and time.monotonic() < deadline
-        ):
-            time.sleep(0.01)
-        stats = self.conversation.last_stats if self.conversation else None
-        data = turn.report(reply, stats, self._ctx_stats())
-        self.emit(Event("turn", data))
-        if self._speaking_turn is turn and not (self.speaker and self.speaker.busy) and self._turn is None:
-            self._set_state(State.IDLE)
-
-    def _ctx_stats(self) -> dict[str, int]:
-        c = self.conversation
-        if c is None:
-            return {}
-        return {
-            "n_past": c.n_past,
-            "n_ctx": c.n_ctx,
-            "n_keep": c.ledger.n_keep,
-            "shifts": c.shifts,
-            "discarded": c.discarded,
-        }
+            self.responder.run(item)
 
     def _reset_conversation(self) -> None:
         if self.conversation is not None:
             self.conversation.reset()
             if self.config.session_dir:
                 session.save(self.conversation, self.config.session_dir)
-            self.emit(Event("reset", self._ctx_stats()))
+            self.emit(Event("reset", self.conversation.context_stats()))
 
     # ----- helpers -----------------------------------------------------------------------------
     def emit(self, event: Event) -> None:
@@ -471,6 +349,9 @@ class Assistant:
             self._on_event(event)
         except Exception:
             log.exception("event handler failed for %s", event.kind)
+
+    def _answering(self) -> bool:
+        return self.responder is not None and self.responder.current is not None
 
     def _aborting(self) -> bool:
         """Polled by whisper.cpp: stop transcribing when the assistant shuts down."""

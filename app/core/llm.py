@@ -222,6 +222,16 @@ class Conversation:
         self.llama.n_tokens = end
         self.ledger.remove_tail(n)
 
+    def context_stats(self) -> dict[str, int]:
+        """Context counters for front ends: fill, kept prefix, shifts so far."""
+        return {
+            "n_past": self.n_past,
+            "n_ctx": self.n_ctx,
+            "n_keep": self.ledger.n_keep,
+            "shifts": self.shifts,
+            "discarded": self.discarded,
+        }
+
     def cache_pos_max(self) -> int:
         """Highest position in the KV cache (n_past - 1 when consistent)."""
         return int(llama_cpp.llama_memory_seq_pos_max(self._mem, 0))

@@ -1,0 +1,25 @@
+"""What the assistant tells its front ends: its state, and events from its worker threads."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class State(enum.Enum):
+    LOADING = "loading"
+    IDLE = "idle"
+    LISTENING = "listening"
+    TRANSCRIBING = "transcribing"
+    THINKING = "thinking"
+    SPEAKING = "speaking"
+
+
+@dataclass
+class Event:
+    """kind: state | level | loading | transcript | user | token | sentence | turn | history |
+    reset | error | notice."""
+
+    kind: str
+    data: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,127 @@
+"""Answering one turn: wait for a tentative turn's confirmation, stream the reply, hand each
+sentence (the first may be a clause) to the Speaker as soon as it is complete, save the session,
+and report the turn once its speech has started.
+
+Threads: `run` is called on the llm thread only (it owns the Conversation). `current` (the turn
+being generated) and `speaking` (the turn whose voice is playing) are read from other threads
+for barge-in and speaker events. The report waits on its own short-lived thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from app.core import session
+from app.core.events import Event, State
+from app.core.llm import Conversation
+from app.core.text import SentenceSplitter, speakable
+from app.core.turn import Turn
+
+log = logging.getLogger(__name__)
+
+
+class Responder:
+    def __init__(
+        self,
+        conversation: Conversation,
+        speaker: Any,
+        emit: Callable[[Event], None],
+        set_state: Callable[[State], None],
+        *,
+        first_chunk_chars: int,
+        heard_ok: str = "",
+        session_dir: Path | None = None,
+    ) -> None:
+        """`speaker`: a Speaker or ExternalSpeaker (say/busy/available); `emit`/`set_state`: the
+        assistant's, callable from any thread."""
+        self.conversation = conversation
+        self.speaker = speaker
+        self._emit = emit
+        self._set_state = set_state
+        self.first_chunk_chars = first_chunk_chars
+        self.heard_ok = heard_ok
+        self.session_dir = session_dir
+        self.current: Turn | None = None
+        self.speaking: Turn | None = None
+
+    def _error(self, message: str, source: str) -> None:
+        log.warning("%s: %s", source, message)
+        self._emit(Event("error", {"message": message, "source": source}))
+
+    def run(self, turn: Turn) -> None:
+        """llm thread: answer `turn` (blocks until the reply is generated; a withdrawn tentative
+        turn leaves no trace)."""
+        if turn.withdrawn:
+            return
+        self.current = turn
+        if turn.pending is None:
+            self._begin_reply(turn)
+        proceed = None if turn.pending is None else (lambda: self._await_confirmation(turn))
+        splitter = SentenceSplitter(first_clause_chars=self.first_chunk_chars)
+        pieces: list[str] = []
+        try:
+            for piece in self.conversation.stream(turn.text, turn.cancel, proceed):
+                turn.stamps.setdefault("first_token", time.perf_counter())
+                pieces.append(piece)
+                self._emit(Event("token", {"text": piece}))
+                for sentence in splitter.feed(piece):
+                    self._speak(turn, sentence)
+            if not turn.cancel.is_set():
+                for sentence in splitter.flush():
+                    self._speak(turn, sentence)
+        except Exception as exc:
+            log.exception("generation failed")
+            self._error(f"Generation failed: {exc}", "llm")
+        self.current = None
+        if turn.withdrawn:
+            return
+        if self.session_dir and self.conversation.history:
+            try:
+                session.save(self.conversation, self.session_dir)
+            except OSError as exc:
+                self._error(f"Could not save the session: {exc}", "session")
+        reply = "".join(pieces).strip()
+        threading.Thread(target=self._report, args=(turn, reply), daemon=True, name="turn-report").start()
+
+    def _begin_reply(self, turn: Turn) -> None:
+        """The turn is certain: show it and start answering."""
+        self.speaking = turn
+        self._emit(Event("user", {"text": turn.text}))
+        self._set_state(State.THINKING)
+        if self.heard_ok and self.speaker.available:
+            self.speaker.say(self.heard_ok)
+
+    def _await_confirmation(self, turn: Turn) -> bool:
+        """A tentative turn's prompt is evaluated: wait for the end of speech (blocks)."""
+        assert turn.pending is not None
+        if not turn.pending.wait() or turn.cancel.is_set():
+            return False
+        self._begin_reply(turn)
+        return True
+
+    def _speak(self, turn: Turn, sentence: str) -> None:
+        turn.stamps.setdefault("first_sentence", time.perf_counter())
+        spoken = speakable(sentence)
+        if spoken and self.speaker.available and not turn.cancel.is_set():
+            index = self.speaker.say(spoken)
+            self._emit(Event("sentence", {"event": "queued", "index": index, "text": sentence}))
+
+    def _report(self, turn: Turn, reply: str) -> None:
+        """The `turn` event, once the turn's speech has started (or was cut/unavailable)."""
+        deadline = time.monotonic() + 30
+        while (
+            "first_audio" not in turn.stamps
+            and self.speaker.busy
+            and not turn.cancel.is_set()
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.01)
+        stats = self.conversation.last_stats
+        self._emit(Event("turn", turn.report(reply, stats, self.conversation.context_stats())))
+        if self.speaking is turn and not self.speaker.busy and self.current is None:
+            self._set_state(State.IDLE)
