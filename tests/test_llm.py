@@ -24,6 +24,11 @@ def make(model: Path, **kw) -> Conversation:
     return Conversation(cfg, Persona("Sam", "Max", now=PINNED_TIME))
 
 
+def whole_turns(c: Conversation) -> int:
+    """Turns in the context, not counting the primed head of the next one."""
+    return len(c.ledger.turns) - (1 if c.primed_tokens else 0)
+
+
 def assert_consistent(c: Conversation) -> None:
     """Cache, ledger and llama-cpp-python's bookkeeping agree, positions contiguous from 0."""
     assert c.cache_pos_min() == 0
@@ -76,15 +81,37 @@ def test_each_turn_evaluates_only_its_new_tokens(conv: Conversation) -> None:
         before = conv.n_past
         text = f"Say something short about {TOPICS[n]}."
         expected_user = len(conv._tokenize(conv.format.user(text)))
+        head = conv.primed_tokens  # "<|im_start|>user\n", evaluated when the last turn ended
+        assert head == 3
         counter.calls.clear()
         conv.say(text)
         s = conv.last_stats
-        assert counter.calls[0] == expected_user == s.prompt_tokens
-        # Everything evaluated in this turn is new: the user segment, one eval per generated
-        # token, the closing tokens. Nothing old is evaluated again.
+        assert counter.calls[0] == expected_user - head and s.prompt_tokens == expected_user
+        assert s.primed_tokens == head
+        # Everything evaluated in this turn is new: the user segment after its primed head, one
+        # eval per generated token, the closing tokens, the next turn's head (primed once more).
+        # Nothing old is evaluated again.
+        assert counter.calls[-1] == head and conv.primed_tokens == head
         assert sum(counter.calls) == conv.n_past - before
         assert s.shifts == 0
         assert_consistent(conv)
+
+
+def test_priming_changes_nothing_but_when_the_head_is_evaluated(llm_model: Path) -> None:
+    """Replies and cache contents are the same whether the user head was primed or not."""
+    primed, plain = make(llm_model, n_ctx=1024), make(llm_model, n_ctx=1024)
+    for q in ("Hello, I am Sam.", "What is the capital of France?", "Thanks!"):
+        plain.unprime()
+        assert primed.say(q) == plain.say(q)
+        assert primed.last_stats.primed_tokens == 3 and plain.last_stats.primed_tokens == 0
+        assert primed.last_stats.prompt_tokens == plain.last_stats.prompt_tokens
+        assert (primed.llama.input_ids[: primed.n_past] == plain.llama.input_ids[: plain.n_past]).all()
+        assert_consistent(primed)
+    primed.reset()
+    assert primed.primed_tokens == 3 and whole_turns(primed) == 0 and primed.history == []
+    assert_consistent(primed)
+    primed.close()
+    plain.close()
 
 
 def test_user_text_cannot_inject_control_tokens(conv: Conversation) -> None:
@@ -138,10 +165,11 @@ def test_cancel_between_tokens_keeps_context_consistent(conv: Conversation) -> N
     assert s.gen_tokens <= 4  # stopped within one token of the request
     assert conv.history[-1].interrupted and conv.history[-1].text
     assert_consistent(conv)
-    # The partial reply was closed with the end-of-turn tokens: the tail of the cache is
-    # "<|im_end|>\n" and the next turn works.
-    tail = conv.llama.detokenize(conv.llama.input_ids[conv.n_past - 3 : conv.n_past].tolist(), special=True)
-    assert tail.decode().endswith("<|im_end|>\n")
+    # The partial reply was closed with the end-of-turn tokens: the cache holds "<|im_end|>\n"
+    # then the next turn's primed head, and the next turn works.
+    end = conv.n_past - conv.primed_tokens
+    tail = conv.llama.detokenize(conv.llama.input_ids[end - 3 : conv.n_past].tolist(), special=True)
+    assert tail.decode().endswith("<|im_end|>\n<|im_start|>user\n")
     assert conv.say("What is two plus two?")
 
 
@@ -181,8 +209,9 @@ def test_shift_on_whole_turns_over_many_turns(llm_model: Path) -> None:
     # answer has begun: the most likely continuation of "Your favourite fruit is" names the fruit.
     user = c._tokenize(c.format.user("My favourite fruit is banana. What is my favourite fruit?"))
     answer = c.llama.tokenize(b"Your favourite fruit is", add_bos=False, special=False)
-    while c.n_past + len(user + answer) <= c.n_ctx:  # fill until this turn must shift
+    while c.n_past - c.primed_tokens + len(user + answer) <= c.n_ctx:  # fill until this turn must shift
         c.say(f"Give me one short fact about {TOPICS[c.turn_count % len(TOPICS)]}.")
+    c.unprime()  # the whole segment is evaluated by hand below
     shifts = c.shifts
     c.ledger.begin_turn()
     c._eval(user + answer)
@@ -216,7 +245,7 @@ def test_shift_in_the_middle_of_a_reply(llm_model: Path) -> None:
     question = "Tell me a long story about a brave knight and a dragon."
     # Room for the question and its closing tokens, plus two reply tokens: a reply of three
     # tokens or more (the model's shortest answer here is ~10) must shift mid-reply.
-    fill_until_free(c, c.turn_cost(question, "") + 2)
+    fill_until_free(c, c.turn_cost(question, "") - c.primed_tokens + 2)
     c.say(question)
     s = c.last_stats
     assert s.gen_tokens > 3, s
@@ -230,7 +259,7 @@ def test_shift_in_the_middle_of_a_reply(llm_model: Path) -> None:
 def test_monologue_larger_than_the_context(llm_model: Path) -> None:
     c = make(llm_model, n_ctx=512, max_tokens=8)
     long_text = " ".join(f"This is sentence number {i} of a very long monologue." for i in range(200))
-    start = c.n_past
+    start = c.n_past - c.primed_tokens
     c.say(long_text)
     assert c.last_stats.user_trimmed > 0
     assert_consistent(c)
@@ -279,17 +308,22 @@ def test_session_resume_without_reevaluation(llm_model: Path, tmp_path: Path) ->
         c.say(q)
     session.save(c, tmp_path)
     n_past, ids = c.n_past, c.llama.input_ids[: c.n_past].copy()
+    # the file holds whole turns; the primed head of the next turn is evaluated again on load
+    saved = json.loads((tmp_path / session.META).read_text())
+    assert saved["n_past"] == n_past - c.primed_tokens and c.primed_tokens == 3
     c.close()
 
     c2 = make(llm_model, n_ctx=1024)
     counter = EvalCounter(c2)
     res = session.load(c2, tmp_path)
-    assert res.resumed and res.message == "" and counter.calls == []
+    # nothing re-evaluated; only the next turn's head is primed again
+    assert res.resumed and res.message == "" and counter.calls == [c2.primed_tokens]
     assert c2.n_past == n_past and (c2.llama.input_ids[:n_past] == ids).all()
     assert [m.text for m in c2.history][:1] == ["Hello, I am Sam."]
     assert_consistent(c2)
+    counter.calls.clear()
     c2.say("What do I like to drink?")
-    assert counter.calls[0] == c2.last_stats.prompt_tokens  # only the new turn
+    assert counter.calls[0] == c2.last_stats.prompt_tokens - c2.primed_tokens  # only the new turn
     assert_consistent(c2)
     c2.close()
 

@@ -19,7 +19,7 @@ import pytest
 from app.core.vad import SegmentEvent
 from tests.conftest import espeak, load16k
 from tests.support.assistant_rig import Recorder, make
-from tests.test_llm import assert_consistent
+from tests.test_llm import assert_consistent, whole_turns
 from tests.test_llm import make as make_conversation
 
 
@@ -77,7 +77,7 @@ def test_pause_then_more_speech_withdraws_the_tentative_turn(llm_model, whisper_
     user = turn.data["user"].lower()
     assert "interesting" in user and len(user.split()) > 4 and turn.data["reply"], user  # both halves
     assert [m.role for m in a.conversation.history] == ["user", "assistant"]
-    assert len(a.conversation.ledger.turns) == 1 and turn.data["t_confirmed_ms"] is None
+    assert whole_turns(a.conversation) == 1 and turn.data["t_confirmed_ms"] is None
     assert_consistent(a.conversation)
 
 

@@ -56,6 +56,13 @@ class ChatFormat:
         """What follows the assistant's content to close its turn (e.g. `<|im_end|>\\n`)."""
         raise NotImplementedError
 
+    def user_head(self) -> list[Part]:
+        """The fixed opening of every user turn, before its content (e.g. `<|im_start|>user\\n`);
+        may be empty. It does not depend on the text, so it can be evaluated ahead of time."""
+        marker = "\u2063"  # any content: only the parts before it are taken
+        parts = self.user(marker)
+        return parts[: parts.index(Part(marker, False))]
+
 
 class JinjaChatFormat(ChatFormat):
     """Segments from a Jinja chat template (GGUF `tokenizer.chat_template`)."""

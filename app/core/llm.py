@@ -7,6 +7,11 @@ and the rest moved down with `llama_memory_seq_add` (see `ledger.py` for the pol
 llama-cpp-python's own bookkeeping (`input_ids`, `n_tokens`) is moved with them. Models whose
 memory cannot shift (recurrent/hybrid) re-evaluate the kept prompt plus the surviving turns.
 
+Priming: when idle (after each turn, reset or session load) the fixed opening of the next user
+turn (`<|im_start|>user\n`) is evaluated ahead of time and counted as the start of an open turn,
+so a turn's prompt evaluates only its own text (~19 of ~108 ms saved for a 16-token turn).
+`unprime()` takes it back out (sessions are saved without it).
+
 Cancellation policy (barge-in): `stream()` checks `cancel` between tokens. A cancelled or capped
 reply is KEPT: its partial text is committed as the assistant turn and closed with the template's
 end-of-turn tokens, so the model remembers what it had said when it was interrupted.
@@ -73,6 +78,7 @@ class TurnStats:
     gen_tokens: int = 0
     t_prompt_ms: float = 0.0
     t_wait_ms: float = 0.0  # a speculative turn waiting to be confirmed (within t_first_token_ms)
+    primed_tokens: int = 0  # of prompt_tokens, evaluated ahead of the turn (see `prime`)
     t_first_token_ms: float = 0.0
     t_gen_ms: float = 0.0
     n_past: int = 0
@@ -114,6 +120,8 @@ class Conversation:
         self.can_shift = bool(llama_cpp.llama_memory_can_shift(self._mem))
         self.format = self._make_format()
         self._close_tokens = self._tokenize(self.format.reply_close())
+        self._user_head = self._tokenize(self.format.user_head())
+        self._primed: list[int] = []  # the user head, when evaluated ahead of the next turn
         self._sampler = self._make_sampler()
         self.ledger = Ledger()
         self.history: list[Message] = []
@@ -123,6 +131,7 @@ class Conversation:
         self.last_stats: TurnStats | None = None
         self.system_prompt = self.persona.render()
         self.restart_context()
+        self.prime()
 
     # ----- set-up -------------------------------------------------------------------------
     def _make_format(self) -> ChatFormat:
@@ -179,6 +188,7 @@ class Conversation:
         self.llama.n_tokens = 0
         self.llama.eval(tokens)
         self.ledger = Ledger(n_keep=len(tokens))
+        self._primed = []
 
     # ----- context bookkeeping ---------------------------------------------------------------
     @property
@@ -232,6 +242,38 @@ class Conversation:
             "discarded": self.discarded,
         }
 
+    # ----- priming (module docstring) ---------------------------------------------------------
+    @property
+    def primed_tokens(self) -> int:
+        """How many tokens of the next user turn are already evaluated."""
+        return len(self._primed)
+
+    def prime(self) -> None:
+        """Evaluate the next user turn's fixed opening now (idle time). Idempotent."""
+        if self._primed or not self._user_head:
+            return
+        self.ledger.begin_turn()
+        self._eval(self._user_head)
+        self._primed = list(self._user_head)
+
+    def unprime(self) -> None:
+        """Take the primed opening back out of the cache and ledger."""
+        if self._primed:
+            self._rollback(len(self._primed))
+            self.ledger.turns.pop()
+            self._primed = []
+
+    def _open_turn(self, tokens: list[int]) -> list[int]:
+        """Start a turn made of `tokens`; returns the ones still to evaluate (all of them, or
+        those after the primed opening)."""
+        n = len(self._primed)
+        if n and tokens[:n] == self._primed:
+            self._primed = []
+            return tokens[n:]
+        self.unprime()
+        self.ledger.begin_turn()
+        return tokens
+
     def cache_pos_max(self) -> int:
         """Highest position in the KV cache (n_past - 1 when consistent)."""
         return int(llama_cpp.llama_memory_seq_pos_max(self._mem, 0))
@@ -276,9 +318,9 @@ class Conversation:
         stats = TurnStats(turn=self.turn_count, n_ctx=self.n_ctx)
         shifts0, discarded0 = self.shifts, self.discarded
         tokens, stats.user_trimmed = self._user_tokens(text)
-        self.ledger.begin_turn()
-        self._eval(tokens)
-        stats.prompt_tokens = len(tokens)
+        todo = self._open_turn(tokens)
+        self._eval(todo)
+        stats.prompt_tokens, stats.primed_tokens = len(tokens), len(tokens) - len(todo)
         shifts_after_prompt = self.shifts
         t_prompt = time.perf_counter()
         stats.t_prompt_ms = (t_prompt - t0) * 1000
@@ -291,6 +333,7 @@ class Conversation:
                 self.ledger.turns.pop()
                 self.turn_count -= 1
                 log.info("turn withdrawn before its reply (%d prompt tokens taken back)", len(tokens))
+                self.prime()
                 return
         self.history.append(Message("user", text))
 
@@ -331,6 +374,7 @@ class Conversation:
                 self._rollback(reply.tokens_after_stop(self.n_past))
             if self._close_tokens:
                 self._eval(self._close_tokens)
+            self.prime()
             stats.stop_reason = reason
             self.history.append(Message("assistant", reply.text, interrupted=reason == "cancelled"))
             stats.t_gen_ms = (time.perf_counter() - t_prompt) * 1000
@@ -350,9 +394,9 @@ class Conversation:
 
     def append_turn(self, user: str, reply: str) -> None:
         """Evaluate a past exchange as one turn (session replay); no generation."""
-        self.ledger.begin_turn()
-        self._eval(self._turn_tokens(user, reply))
+        self._eval(self._open_turn(self._turn_tokens(user, reply)))
         self.turn_count += 1
+        self.prime()
 
     def say(self, text: str, cancel: threading.Event | None = None) -> str:
         """Blocking convenience: the whole reply to `text`."""
@@ -363,8 +407,10 @@ class Conversation:
         llama_cpp.llama_memory_seq_rm(self._mem, 0, self.ledger.n_keep, -1)
         self.llama.n_tokens = self.ledger.n_keep
         self.ledger.turns.clear()
+        self._primed = []
         self.history.clear()
         self.turn_count = 0
+        self.prime()
 
     def close(self) -> None:
         if self._sampler is not None:

@@ -53,6 +53,14 @@ def fingerprint(conv: Conversation) -> dict[str, object]:
 def save(conv: Conversation, directory: Path) -> None:
     """Atomically write the session (blocking; ~tens of ms for small contexts)."""
     directory.mkdir(parents=True, exist_ok=True)
+    conv.unprime()  # a session holds whole turns only
+    try:
+        _write(conv, directory)
+    finally:
+        conv.prime()
+
+
+def _write(conv: Conversation, directory: Path) -> None:
     n = conv.n_past
     tokens = (llama_cpp.llama_token * n)(*conv.llama.input_ids[:n].tolist())
     tmp_state = directory / f".{STATE}.tmp"
@@ -87,6 +95,14 @@ def read_history(directory: Path) -> list[Message]:
 
 def load(conv: Conversation, directory: Path) -> LoadResult:
     """Restore `conv` from `directory` (see module docstring). `conv` must be fresh."""
+    conv.unprime()
+    try:
+        return _load(conv, directory)
+    finally:
+        conv.prime()
+
+
+def _load(conv: Conversation, directory: Path) -> LoadResult:
     t0 = time.perf_counter()
     meta_path = directory / META
     if not meta_path.exists():
