@@ -148,6 +148,7 @@ def shift_cost(shifts_wanted: int = 6) -> dict:
         i += 1
         if conv.shifts == before:
             continue
+        conv.unprime()  # the probe is a whole user segment; the next say() primes again
         ids = conv.llama.input_ids[: conv.n_past].tolist()
         probe = conv._tokenize(conv.format.user("What did we talk about?"))
         conv.ledger.begin_turn()

@@ -7,7 +7,8 @@ import time
 import numpy as np
 import soundfile as sf
 
-from app.core.assistant import Assistant, AssistantConfig, State
+from app.core.assistant import Assistant, AssistantConfig
+from app.core.events import State
 from app.core.llm import LlmConfig
 from app.core.stt import SttConfig
 from app.core.wake import strip_wake_command

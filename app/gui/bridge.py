@@ -13,7 +13,8 @@ import threading
 
 from PySide6.QtCore import QObject, Signal
 
-from app.core.assistant import Assistant, AssistantConfig, Event
+from app.core.assistant import Assistant, AssistantConfig
+from app.core.events import Event
 
 log = logging.getLogger(__name__)
 

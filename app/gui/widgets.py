@@ -238,6 +238,7 @@ class ChatView(QTextBrowser):
         if m.expanded:
             rows = [
                 ("transcript", "t_transcript_ms"),
+                ("end of speech confirmed", "t_confirmed_ms"),
                 ("first token", "t_first_token_ms"),
                 ("first sentence", "t_first_sentence_ms"),
                 ("first audio", "t_first_audio_ms"),

@@ -7,7 +7,8 @@ import queue
 import time
 from pathlib import Path
 
-from app.core.assistant import Assistant, AssistantConfig, Event
+from app.core.assistant import Assistant, AssistantConfig
+from app.core.events import Event
 from app.core.llm import LlmConfig
 from app.core.persona import PINNED_TIME, Persona
 from app.core.stt import SttConfig
