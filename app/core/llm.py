@@ -374,10 +374,10 @@ class Conversation:
                 self._rollback(reply.tokens_after_stop(self.n_past))
             if self._close_tokens:
                 self._eval(self._close_tokens)
-            self.prime()
+            stats.t_gen_ms = (time.perf_counter() - t_prompt) * 1000
+            self.prime()  # the next turn's head (its time is in no turn's stats; shifts are)
             stats.stop_reason = reason
             self.history.append(Message("assistant", reply.text, interrupted=reason == "cancelled"))
-            stats.t_gen_ms = (time.perf_counter() - t_prompt) * 1000
             stats.n_past, stats.n_keep = self.n_past, self.ledger.n_keep
             stats.shifts, stats.discarded = self.shifts - shifts0, self.discarded - discarded0
             stats.shifts_in_reply = self.shifts - shifts_after_prompt
