@@ -131,7 +131,7 @@ class Assistant:
             preroll_s=self.config.vad.preroll_ms / 1000,
             on_block=self._on_mic_block,
             on_level=self._on_level,
-            on_error=lambda m: self._error(m, "microphone"),
+            on_error=self._on_mic_error,
         )
         try:
             self.mic.open()
@@ -201,6 +201,12 @@ class Assistant:
     # ----- callbacks from audio threads -------------------------------------------------------
     def _on_level(self, level: Level) -> None:
         self.emit(Event("level", {"rms": level.rms, "peak": level.peak}))
+
+    def _on_mic_error(self, message: str) -> None:
+        """The stream failed (device gone): the end of speech may never come, so a tentative
+        turn is withdrawn rather than left waiting."""
+        self.tentative.withdraw()
+        self._error(message, "microphone")
 
     def _on_mic_block(self, block: np.ndarray) -> None:
         cap = self.config.vad.max_utterance_s
