@@ -99,3 +99,25 @@ def test_end_of_speech_confirms_the_tentative_turn(llm_model, whisper_model, hal
     assert len(rec.of("user")) == 1 and turn.data["reply"]
     assert turn.data["t_transcript_ms"] <= turn.data["t_confirmed_ms"] <= turn.data["t_first_token_ms"]
     assert_consistent(a.conversation)
+
+
+def test_microphone_failure_withdraws_the_tentative_turn(llm_model, whisper_model, halves) -> None:
+    """The device goes away after a pause: the end of speech will never come, so the waiting
+    turn is withdrawn (the llm thread is not left blocked) and typing still works."""
+    first, _ = halves
+    rec = Recorder()
+    a = make(llm_model, whisper_model, rec, hands_free=True, use_microphone=False, max_tokens=12)
+    try:
+        n0 = a.conversation.n_past
+        a._stt_q.put((first, time.perf_counter(), len(first), False))
+        wait_until(lambda: a.conversation.n_past > n0)  # the tentative prompt is evaluated, waiting
+        a._on_mic_error("Microphone disconnected.")  # what Microphone reports when the stream dies
+        assert a.tentative.counts == {"confirmed": 0, "withdrawn": 1}
+        wait_until(lambda: a.conversation.n_past == n0)  # the llm thread took the prompt back
+        a.send_text("Hello!")
+        turn = rec.wait_for("turn", 90)
+    finally:
+        a.shutdown()
+    assert turn.data["user"] == "Hello!" and turn.data["reply"]
+    assert any(e.data["source"] == "microphone" for e in rec.of("error"))
+    assert [m.role for m in a.conversation.history] == ["user", "assistant"]
