@@ -6,7 +6,8 @@
 
 Ownership: the stt thread alone uses whisper; the llm thread alone uses llama; the Speaker owns
 playback; PortAudio's callback thread feeds the hands-free Segmenter. Hand-offs are queues.
-Nothing busy-waits. Every public method returns at once (safe from a GUI thread).
+Workers block on queues and events (only the turn report polls, every 10 ms, on its own
+short-lived thread). Every public method returns at once (safe from a GUI thread).
 
 Barge-in: `press()` (or, hands-free, sustained user speech over the echo) sets the current turn's
 cancel flag (generation stops within one token) and stops the Speaker (sound ends in a few ms).
