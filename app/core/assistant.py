@@ -323,6 +323,7 @@ class Assistant:
                 self.speaker,
                 self.emit,
                 self._set_state,
+                self._error,
                 first_chunk_chars=c.first_chunk_chars,
                 heard_ok=c.heard_ok,
                 session_dir=c.session_dir,

@@ -259,9 +259,13 @@ class Conversation:
     def unprime(self) -> None:
         """Take the primed opening back out of the cache and ledger."""
         if self._primed:
-            self._rollback(len(self._primed))
-            self.ledger.turns.pop()
+            self._drop_open_turn()
             self._primed = []
+
+    def _drop_open_turn(self) -> None:
+        """Remove the last (open) turn from the cache and the ledger."""
+        self._rollback(self.ledger.turns[-1])
+        self.ledger.turns.pop()
 
     def _open_turn(self, tokens: list[int]) -> list[int]:
         """Start a turn made of `tokens`; returns the ones still to evaluate (all of them, or
@@ -329,8 +333,7 @@ class Conversation:
             stats.t_wait_ms = (time.perf_counter() - t_prompt) * 1000
             t_prompt = time.perf_counter()
             if not go:
-                self._rollback(self.ledger.turns[-1])
-                self.ledger.turns.pop()
+                self._drop_open_turn()
                 self.turn_count -= 1
                 log.info("turn withdrawn before its reply (%d prompt tokens taken back)", len(tokens))
                 self.prime()

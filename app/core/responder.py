@@ -32,26 +32,24 @@ class Responder:
         speaker: Any,
         emit: Callable[[Event], None],
         set_state: Callable[[State], None],
+        error: Callable[[str, str], None],
         *,
         first_chunk_chars: int,
         heard_ok: str = "",
         session_dir: Path | None = None,
     ) -> None:
-        """`speaker`: a Speaker or ExternalSpeaker (say/busy/available); `emit`/`set_state`: the
-        assistant's, callable from any thread."""
+        """`speaker`: a Speaker or ExternalSpeaker (say/busy/available); `emit`, `set_state` and
+        `error(message, source)`: the assistant's, callable from any thread."""
         self.conversation = conversation
         self.speaker = speaker
         self._emit = emit
         self._set_state = set_state
+        self._error = error
         self.first_chunk_chars = first_chunk_chars
         self.heard_ok = heard_ok
         self.session_dir = session_dir
         self.current: Turn | None = None
         self.speaking: Turn | None = None
-
-    def _error(self, message: str, source: str) -> None:
-        log.warning("%s: %s", source, message)
-        self._emit(Event("error", {"message": message, "source": source}))
 
     def run(self, turn: Turn) -> None:
         """llm thread: answer `turn` (blocks until the reply is generated; a withdrawn tentative

@@ -63,7 +63,6 @@ class TentativeTurns:
 
     def withdraw_turn(self, turn: Turn) -> None:
         """Withdraw `turn` if it is still undecided (no effect on ordinary or confirmed turns)."""
-        with self._lock:
-            if turn.pending is not None and turn.pending.value is None:
-                turn.withdraw()
+        if turn.withdraw():
+            with self._lock:
                 self.counts["withdrawn"] += 1

@@ -28,17 +28,18 @@ class Decision:
         self.value: bool | None = None
 
     def decide(self, value: bool) -> bool:
-        """Make the decision unless it is made already; returns the decision in force."""
+        """Make the decision unless it is made already; True if this call made it."""
         with self._lock:
-            if self.value is None:
-                self.value = value
-                self._made.set()
-            return self.value
+            if self.value is not None:
+                return False
+            self.value = value
+            self._made.set()
+            return True
 
-    def wait(self, timeout: float | None = None) -> bool | None:
-        """Block until decided (or timeout: None)."""
-        self._made.wait(timeout)
-        return self.value
+    def wait(self) -> bool:
+        """Block until decided; the decision."""
+        self._made.wait()
+        return bool(self.value)
 
 
 @dataclass
@@ -53,15 +54,16 @@ class Turn:
 
     def confirm(self) -> bool:
         """The end of speech came with no more words: go on. False if already withdrawn."""
-        ok = self.pending is None or self.pending.decide(True)
+        if self.pending is not None:
+            self.pending.decide(True)
+        ok = self.pending is None or self.pending.value is True
         if ok:
             self.stamps.setdefault("confirmed", time.perf_counter())
         return ok
 
-    def withdraw(self) -> None:
-        """Take a tentative turn back (no effect once it is confirmed)."""
-        if self.pending is not None:
-            self.pending.decide(False)
+    def withdraw(self) -> bool:
+        """Take a tentative turn back (no effect once decided); True if this call withdrew it."""
+        return self.pending is not None and self.pending.decide(False)
 
     @property
     def withdrawn(self) -> bool:
