@@ -29,9 +29,9 @@ import llama_cpp
 import numpy as np
 import psutil
 
-from app.core.catalog import default_model_path
-from app.core.llm import Conversation, LlmConfig
-from app.core.persona import PINNED_TIME, Persona
+from app.brain.conversation import Conversation, LlmConfig
+from app.brain.persona import PINNED_TIME, Persona
+from app.catalog.catalog import default_model_path
 from bench.common import emit
 from bench.phrases import TOPICS
 
@@ -186,7 +186,7 @@ def resume_vs_replay(turns: int = 20) -> dict:
     import tempfile
     from pathlib import Path
 
-    from app.core import session
+    from app.brain import session
 
     conv = conversation(n_ctx=2048)
     for i in range(turns):

@@ -39,14 +39,14 @@ def first_heard(times: np.ndarray, rms: np.ndarray, after: float) -> float | Non
 
 
 def run(audio: VirtualAudio, n_questions: int, tmp: Path) -> dict:
-    from app.core.assistant import Assistant, AssistantConfig
-    from app.core.catalog import default_model_path
-    from app.core.llm import Conversation, LlmConfig
-    from app.core.persona import PINNED_TIME, Persona
-    from app.core.speaker import Speaker
-    from app.core.stt import SttConfig, Transcriber
-    from app.core.text import SentenceSplitter, speakable
-    from app.core.vad import VadConfig
+    from app.brain.conversation import Conversation, LlmConfig
+    from app.brain.persona import PINNED_TIME, Persona
+    from app.catalog.catalog import default_model_path
+    from app.ears.transcriber import SttConfig, Transcriber
+    from app.ears.vad import VadConfig
+    from app.loop.assistant import Assistant, AssistantConfig
+    from app.voice.sentences import SentenceSplitter, speakable
+    from app.voice.speaker import Speaker
     from tests.support.monitor import Monitor
 
     llm_cfg = LlmConfig(default_model_path("llm"), n_ctx=2048, temperature=0, max_tokens=64, n_threads=2)

@@ -21,9 +21,9 @@ import argparse
 
 import numpy as np
 
-from app.core.catalog import default_entry, find_entry, models_dir
-from app.core.stt import FULL_AUDIO_CTX, SttConfig, Transcriber
-from app.core.vad import RATE, Segmenter, VadConfig, talk_llama_vad
+from app.catalog.catalog import default_entry, find_entry, models_dir
+from app.ears.transcriber import FULL_AUDIO_CTX, SttConfig, Transcriber
+from app.ears.vad import RATE, Segmenter, VadConfig, talk_llama_vad
 from bench.common import emit, pct, speak_16k, wer
 from bench.phrases import PHRASES, STT_EXTRA
 

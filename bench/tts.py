@@ -44,8 +44,8 @@ def _silences(times: np.ndarray, rms: np.ndarray) -> np.ndarray:
 
 
 def ours(monitor_cls, tmp: Path) -> dict:
-    from app.core.speaker import Speaker
-    from app.core.tts import Synthesizer
+    from app.voice.speaker import Speaker
+    from app.voice.synthesizer import Synthesizer
 
     sp = Speaker()
     synth = Synthesizer.get()

@@ -19,7 +19,7 @@ import soxr
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from app.core import catalog
+from app.catalog import catalog
 from tests.support.pulse import VirtualAudio
 
 ARTIFACTS = Path(__file__).parent / "artifacts"

@@ -7,11 +7,11 @@ import time
 import numpy as np
 import soundfile as sf
 
-from app.core.assistant import Assistant, AssistantConfig
-from app.core.events import State
-from app.core.llm import LlmConfig
-from app.core.stt import SttConfig
-from app.core.wake import strip_wake_command
+from app.brain.conversation import LlmConfig
+from app.ears.transcriber import SttConfig
+from app.ears.wake import strip_wake_command
+from app.loop.assistant import Assistant, AssistantConfig
+from app.loop.events import State
 from tests.conftest import espeak, load16k
 from tests.support.assistant_rig import Recorder, make
 from tests.support.monitor import Monitor

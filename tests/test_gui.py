@@ -17,9 +17,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from app.core.settings import AppSettings
 from app.gui.main_window import MainWindow
 from app.gui.settings_dialog import SettingsDialog
+from app.loop.settings import AppSettings
 from tests.conftest import ARTIFACTS, espeak
 
 SHOTS = ARTIFACTS / "screenshots"
@@ -237,7 +237,7 @@ def test_real_window_under_xvfb_with_xcb(x11) -> None:
         "import sys\n"
         "from PySide6.QtWidgets import QApplication\n"
         "from PySide6.QtCore import QTimer\n"
-        "from app.core.settings import AppSettings\n"
+        "from app.loop.settings import AppSettings\n"
         "from app.gui.main_window import MainWindow\n"
         "app = QApplication(sys.argv)\n"
         "assert app.platformName() == 'xcb', app.platformName()\n"

@@ -11,11 +11,11 @@ import llama_cpp
 import numpy as np
 import pytest
 
-from app.core import session
-from app.core.chat_format import PlainChatFormat
-from app.core.llm import Conversation, LlmConfig
-from app.core.persona import PINNED_TIME, Persona
-from app.core.reply_text import ReplyText
+from app.brain import session
+from app.brain.chat_format import PlainChatFormat
+from app.brain.conversation import Conversation, LlmConfig
+from app.brain.persona import PINNED_TIME, Persona
+from app.brain.reply_text import ReplyText
 from bench.phrases import TOPICS
 
 

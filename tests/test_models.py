@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.core import catalog, ct2_whisper, ggml_whisper
-from app.core.catalog import ModelError, check_file, find_entry
-from app.core.fetch import _pip_download
+from app.catalog import catalog, ct2_whisper, ggml_whisper
+from app.catalog.catalog import ModelError, check_file, find_entry
+from app.catalog.fetch import _pip_download
 from tests.conftest import espeak
 
 TALK = [sys.executable, "-m", "app"]
@@ -153,7 +153,7 @@ def test_bad_header_and_missing_detected(tmp_path: Path) -> None:
 
 
 def test_conversation_refuses_corrupt_model(tmp_path: Path) -> None:
-    from app.core.llm import Conversation, LlmConfig
+    from app.brain.conversation import Conversation, LlmConfig
 
     bad = tmp_path / "broken.gguf"
     bad.write_bytes(b"GGUF" + b"\x00" * 10)

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.core.vad import SegmentEvent
+from app.ears.vad import SegmentEvent
 from tests.conftest import espeak, load16k
 from tests.support.assistant_rig import Recorder, make
 from tests.test_llm import assert_consistent, whole_turns

@@ -15,9 +15,9 @@ import soundfile as sf
 import soxr
 from scipy.signal import lfilter
 
-from app.core.audio import Microphone, MicrophoneError
-from app.core.stt import SttConfig, Transcriber, auto_audio_ctx, clean_text, split_at_pauses
-from app.core.vad import RATE, Segmenter, VadConfig
+from app.ears.microphone import Microphone, MicrophoneError
+from app.ears.transcriber import SttConfig, Transcriber, auto_audio_ctx, clean_text, split_at_pauses
+from app.ears.vad import RATE, Segmenter, VadConfig
 from tests.conftest import espeak, load16k
 
 # Phrases the default model (tiny.en q4_0) gets word for word from espeak-ng; bench/stt.py
@@ -281,7 +281,7 @@ def test_transcribe_cli_formats_and_errors(speech_dir, tmp_path) -> None:
 
 
 def test_early_transcription_is_reused_only_when_nothing_followed(transcriber, speech_dir) -> None:
-    from app.core.early_stt import EarlyTranscription
+    from app.ears.early_transcription import EarlyTranscription
 
     a = load16k(espeak("Tell me something interesting", speech_dir / "early-a.wav", wpm=140))
     b = load16k(espeak("about the moon.", speech_dir / "early-b.wav", wpm=140))
@@ -299,7 +299,7 @@ def test_early_transcription_is_aborted_when_speech_resumes(transcriber, speech_
     the stale result is dropped, and the final transcript is a fresh one."""
     import threading
 
-    from app.core.early_stt import EarlyTranscription
+    from app.ears.early_transcription import EarlyTranscription
 
     a = load16k(espeak("Please tell me a short joke about cats.", speech_dir / "early-c.wav", wpm=140))
     polls: list[bool] = []

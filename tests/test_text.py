@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.core.text import SentenceSplitter, speakable
+from app.voice.sentences import SentenceSplitter, speakable
 
 
 def split_streamed(text: str, step: int = 3, **kw) -> list[str]:

@@ -13,8 +13,8 @@ import psutil
 import pytest
 import soundfile as sf
 
-from app.core.speaker import Speaker, SpeakerConfig, SpeakerEvent
-from app.core.tts import Synthesizer
+from app.voice.speaker import Speaker, SpeakerConfig, SpeakerEvent
+from app.voice.synthesizer import Synthesizer
 from tests.support.monitor import Monitor
 
 LOUD = 0.003
@@ -179,8 +179,8 @@ def test_say_cli_plays_on_the_speaker(virtual_audio, tmp_path) -> None:
 def test_no_tts_engine_degrades_to_text_only(monkeypatch) -> None:
     """Narrow unit test with a labelled fake: the synthesizer factory raises as it does when
     libespeak-ng is missing. The real no-engine path cannot be produced with espeak installed."""
-    from app.core import speaker as speaker_mod
-    from app.core.tts import TtsUnavailable
+    from app.voice import speaker as speaker_mod
+    from app.voice.synthesizer import TtsUnavailable
 
     def missing():
         raise TtsUnavailable("pyttsx3/espeak-ng unavailable (fake); install espeak-ng")

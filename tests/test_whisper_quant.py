@@ -1,4 +1,4 @@
-"""Whisper model quantization (app.core.whisper_quant) on the real tiny.en model and ggml's quantizer."""
+"""Whisper model quantization (app.catalog.whisper_quant) on the real tiny.en model and ggml's quantizer."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.core import catalog, ggml_whisper
-from app.core.fetch import fetch
-from app.core.ggml_whisper import GgmlFormatError
-from app.core.stt import SttConfig, Transcriber
-from app.core.whisper_quant import QuantizeError, quantize, quantize_matrix
+from app.catalog import catalog, ggml_whisper
+from app.catalog.fetch import fetch
+from app.catalog.ggml_whisper import GgmlFormatError
+from app.catalog.whisper_quant import QuantizeError, quantize, quantize_matrix
+from app.ears.transcriber import SttConfig, Transcriber
 from tests.conftest import espeak, load16k
 
 

@@ -31,11 +31,11 @@ from pathlib import Path
 
 import llama_cpp
 
-from app.core.catalog import check_file
-from app.core.chat_format import ChatFormat, JinjaChatFormat, Part, PlainChatFormat, TemplateError
-from app.core.ledger import Ledger
-from app.core.persona import Persona
-from app.core.reply_text import ReplyText
+from app.brain.chat_format import ChatFormat, JinjaChatFormat, Part, PlainChatFormat, TemplateError
+from app.brain.ledger import Ledger
+from app.brain.persona import Persona
+from app.brain.reply_text import ReplyText
+from app.catalog.catalog import check_file
 
 log = logging.getLogger(__name__)
 

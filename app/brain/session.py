@@ -23,9 +23,9 @@ from pathlib import Path
 
 import llama_cpp
 
-from app.core.catalog import sha256_of
-from app.core.ledger import Ledger
-from app.core.llm import Conversation, Message
+from app.brain.conversation import Conversation, Message
+from app.brain.ledger import Ledger
+from app.catalog.catalog import sha256_of
 
 log = logging.getLogger(__name__)
 VERSION = 1

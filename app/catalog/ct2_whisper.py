@@ -19,7 +19,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from app.core.ggml_whisper import GGML_MAGIC, TYPES, Hparams, TensorRecord, atomic_output, write_tensor
+from app.catalog.ggml_whisper import GGML_MAGIC, TYPES, Hparams, TensorRecord, atomic_output, write_tensor
 
 log = logging.getLogger(__name__)
 

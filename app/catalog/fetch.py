@@ -27,8 +27,8 @@ import zipfile
 from pathlib import Path
 from typing import BinaryIO
 
-from app.core import ct2_whisper, whisper_quant
-from app.core.catalog import ModelEntry, ModelError, check_file, find_entry, sha256_of
+from app.catalog import ct2_whisper, whisper_quant
+from app.catalog.catalog import ModelEntry, ModelError, check_file, find_entry, sha256_of
 
 log = logging.getLogger(__name__)
 

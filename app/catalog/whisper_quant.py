@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from app.core.ggml_whisper import (
+from app.catalog.ggml_whisper import (
     GGML_MAGIC,
     QNT_VERSION,
     QNT_VERSION_FACTOR,

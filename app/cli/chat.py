@@ -8,11 +8,8 @@ one JSON object per turn. Ctrl+C ends cleanly: the session is saved and devices 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import signal
-import sys
-from pathlib import Path
 
 log = logging.getLogger(__name__)
 
@@ -61,68 +58,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def llm_config(args: argparse.Namespace):
-    from app.core.catalog import default_model_path
-    from app.core.llm import LlmConfig
-
-    return LlmConfig(
-        model_path=Path(args.model_llama) if args.model_llama else default_model_path("llm"),
-        n_ctx=args.ctx_size,
-        n_threads=args.threads,
-        n_gpu_layers=0 if args.no_gpu else args.n_gpu_layers,
-        seed=args.seed,
-        max_tokens=args.max_tokens,
-        flash_attn=args.flash_attn,
-        temperature=args.temp,
-    )
-
-
-def persona(args: argparse.Namespace):
-    from app.core.persona import Persona
-
-    if args.prompt_file:
-        return Persona(args.person, args.bot_name, Path(args.prompt_file).read_text(encoding="utf-8"))
-    return Persona(args.person, args.bot_name)
-
-
-def turn_record(stats, user: str, reply: str) -> dict:
-    return {
-        "turn": stats.turn,
-        "user": user,
-        "reply": reply,
-        "prompt_tokens": stats.prompt_tokens,
-        "gen_tokens": stats.gen_tokens,
-        "n_past": stats.n_past,
-        "n_ctx": stats.n_ctx,
-        "n_keep": stats.n_keep,
-        "shifts": stats.shifts,
-        "discarded": stats.discarded,
-        "t_prompt_ms": round(stats.t_prompt_ms, 1),
-        "t_first_token_ms": round(stats.t_first_token_ms, 1),
-        "t_gen_ms": round(stats.t_gen_ms, 1),
-    }
-
-
-class Transcript:
-    """Prints the dialogue (talk-llama style) to stdout and optionally a file."""
-
-    def __init__(self, args: argparse.Namespace):
-        self.args = args
-        # Kept open for the whole chat (closed in close()): the dialogue is appended as it happens.
-        self.file = open(args.file, "a", encoding="utf-8") if args.file else None  # noqa: SIM115
-
-    def line(self, text: str, end: str = "\n") -> None:
-        if not self.args.jsonl:
-            print(text, end=end, flush=True)
-        if self.file:
-            self.file.write(text + end)
-            self.file.flush()
-
-    def close(self) -> None:
-        if self.file:
-            self.file.close()
-
-
 def interrupt_on_signals() -> None:
     """Ctrl+C and SIGTERM end the chat through KeyboardInterrupt (clean shutdown), even when the
     process was started with SIGINT ignored (as shells do for background jobs)."""
@@ -137,56 +72,9 @@ def interrupt_on_signals() -> None:
 def run(args: argparse.Namespace) -> int:
     interrupt_on_signals()
     if args.text:
+        from app.cli.chat_text import run_text
+
         return run_text(args)
     from app.cli.chat_voice import run_voice
 
     return run_voice(args)
-
-
-def run_text(args: argparse.Namespace) -> int:
-    from app.core import session
-    from app.core.catalog import ModelError
-    from app.core.llm import Conversation
-
-    try:
-        conv = Conversation(llm_config(args), persona(args))
-    except (ModelError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    out = Transcript(args)
-    session_dir = Path(args.session) if args.session else None
-    if session_dir:
-        res = session.load(conv, session_dir)
-        if res.message:
-            print(f"warning: {res.message}", file=sys.stderr)
-    if args.verbose_prompt:
-        print(conv.system_prompt, file=sys.stderr)
-    bot, person = conv.persona.bot, conv.persona.person
-    try:
-        for raw in sys.stdin:
-            text = raw.strip()
-            if not text:
-                continue
-            out.line(f"{person}: {text}")
-            out.line(f"{bot}:", end="")
-            pieces = []
-            for piece in conv.stream(text):
-                pieces.append(piece)
-                out.line(piece if pieces[1:] else " " + piece.lstrip(), end="")
-            out.line("")
-            reply = "".join(pieces).strip()
-            if args.jsonl:
-                print(json.dumps(turn_record(conv.last_stats, text, reply), ensure_ascii=False), flush=True)
-            if args.print_special:
-                ids = conv.llama.input_ids[: conv.n_past].tolist()
-                print(conv.llama.detokenize(ids, special=True).decode("utf-8", "replace"), file=sys.stderr)
-            if session_dir:
-                session.save(conv, session_dir)
-    except KeyboardInterrupt:
-        print("", file=sys.stderr)
-    finally:
-        if session_dir and conv.history:
-            session.save(conv, session_dir)
-        out.close()
-        conv.close()
-    return 0

@@ -13,15 +13,15 @@ import sys
 import threading
 from pathlib import Path
 
-from app.cli.chat import Transcript, llm_config, persona
+from app.cli.chat_shared import Transcript, llm_config, persona
 
 
 def assistant_config(args: argparse.Namespace):
-    from app.core.assistant import AssistantConfig
-    from app.core.catalog import default_model_path
-    from app.core.speaker import SpeakerConfig
-    from app.core.stt import SttConfig
-    from app.core.vad import VadConfig
+    from app.catalog.catalog import default_model_path
+    from app.ears.transcriber import SttConfig
+    from app.ears.vad import VadConfig
+    from app.loop.assistant import AssistantConfig
+    from app.voice.speaker import SpeakerConfig
 
     p = persona(args)
     device = lambda v: int(v) if v is not None and str(v).isdigit() else v  # noqa: E731
@@ -86,7 +86,7 @@ class TerminalView:
 
 
 def run_voice(args: argparse.Namespace) -> int:
-    from app.core.assistant import Assistant
+    from app.loop.assistant import Assistant
 
     cfg = assistant_config(args)
     out = Transcript(args)

@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.core import catalog
+from app.catalog import catalog
 
 log = logging.getLogger(__name__)
 CPU_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx_vnni", "amx_tile")
@@ -109,7 +109,7 @@ def check_audio() -> list[Check]:
 
 def check_tts() -> list[Check]:
     try:
-        from app.core.tts import list_voices
+        from app.voice.synthesizer import list_voices
 
         voices = list_voices()
     except Exception as exc:  # espeak-ng missing, pyttsx3 driver failure

@@ -6,8 +6,8 @@ import argparse
 import logging
 from pathlib import Path
 
-from app.core import catalog
-from app.core.catalog import ModelEntry
+from app.catalog import catalog
+from app.catalog.catalog import ModelEntry
 
 log = logging.getLogger(__name__)
 
@@ -73,9 +73,9 @@ def _selected(args: argparse.Namespace) -> list[ModelEntry]:
 
 
 def run_fetch(args: argparse.Namespace) -> int:
-    from app.core.fetch import FetchError, fetch
-    from app.core.ggml_whisper import GgmlFormatError
-    from app.core.whisper_quant import QuantizeError
+    from app.catalog.fetch import FetchError, fetch
+    from app.catalog.ggml_whisper import GgmlFormatError
+    from app.catalog.whisper_quant import QuantizeError
 
     logging.getLogger("app").setLevel(min(logging.getLogger("app").getEffectiveLevel(), logging.INFO))
     directory = catalog.models_dir(args.dir)
@@ -96,8 +96,8 @@ def run_fetch(args: argparse.Namespace) -> int:
 
 
 def run_quantize(args: argparse.Namespace) -> int:
-    from app.core.ggml_whisper import GgmlFormatError
-    from app.core.whisper_quant import QuantizeError, quantize
+    from app.catalog.ggml_whisper import GgmlFormatError
+    from app.catalog.whisper_quant import QuantizeError, quantize
 
     src: Path = args.src
     dest: Path = args.dest or src.with_name(f"{src.stem}-{args.qtype}{src.suffix}")

@@ -18,8 +18,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from app.core.text import SentenceSplitter, speakable
-    from app.core.tts import Synthesizer, TtsUnavailable
+    from app.voice.sentences import SentenceSplitter, speakable
+    from app.voice.synthesizer import Synthesizer, TtsUnavailable
 
     try:
         synth = Synthesizer.get()
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         sf.write(args.out, pcm, synth.sample_rate, subtype="PCM_16")
         print(f"wrote {args.out} ({len(pcm) / synth.sample_rate:.2f} s)")
         return 0
-    from app.core.speaker import Speaker, SpeakerConfig
+    from app.voice.speaker import Speaker, SpeakerConfig
 
     errors: list[str] = []
     device = int(args.device) if args.device and args.device.isdigit() else args.device

@@ -36,8 +36,8 @@ def load_audio(path: Path):
 
 
 def run(args: argparse.Namespace) -> int:
-    from app.core.catalog import ModelError, default_model_path
-    from app.core.stt import SttConfig, Transcriber
+    from app.catalog.catalog import ModelError, default_model_path
+    from app.ears.transcriber import SttConfig, Transcriber
 
     model = Path(args.model) if args.model else default_model_path("whisper")
     try:

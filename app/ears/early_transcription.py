@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from app.core.stt import Transcriber, Transcript
+from app.ears.transcriber import Transcriber, Transcript
 
 
 class EarlyTranscription:

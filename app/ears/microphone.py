@@ -21,20 +21,11 @@ from dataclasses import dataclass
 import numpy as np
 import soxr
 
+from app.sound_devices import close_stream
+
 log = logging.getLogger(__name__)
 RATE = 16000
 BLOCK_S = 0.02
-
-
-def close_stream(stream, what: str) -> None:
-    """Abort and close a sounddevice stream, logging (not raising) if it is already gone."""
-    if stream is None:
-        return
-    try:
-        stream.abort()
-        stream.close()
-    except Exception as exc:  # PortAudio errors when the device vanished
-        log.debug("closing %s stream: %s", what, exc)
 
 
 class MicrophoneError(RuntimeError):

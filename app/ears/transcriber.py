@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from app.core.catalog import check_file
-from app.core.vad import SpeechStats, VadConfig, speech_stats
+from app.catalog.catalog import check_file
+from app.ears.vad import SpeechStats, VadConfig, speech_stats
 
 log = logging.getLogger(__name__)
 RATE = 16000

@@ -1,1 +1,1 @@
-"""PySide6 desktop window. Adapts core events to Qt; never touches llama, whisper or audio."""
+"""PySide6 desktop window. Adapts the loop's events to Qt; never touches llama, whisper or audio."""

@@ -6,8 +6,8 @@ import sys
 
 from PySide6.QtWidgets import QApplication
 
-from app.core.settings import AppSettings
 from app.gui.main_window import MainWindow
+from app.loop.settings import AppSettings
 
 
 def run_gui(argv: list[str] | None = None) -> int:

@@ -13,8 +13,8 @@ import threading
 
 from PySide6.QtCore import QObject, Signal
 
-from app.core.assistant import Assistant, AssistantConfig
-from app.core.events import Event
+from app.loop.assistant import Assistant, AssistantConfig
+from app.loop.events import Event
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""The conversation window. Shows core events; sends user intents to the AssistantBridge."""
+"""The conversation window. Shows the loop's events; sends user intents to the AssistantBridge."""
 
 from __future__ import annotations
 
@@ -23,12 +23,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core import history
-from app.core.catalog import FETCH_HINT
-from app.core.settings import AppSettings, assistant_config
+from app.brain import history
+from app.catalog.catalog import FETCH_HINT
 from app.gui.bridge import AssistantBridge
 from app.gui.hotkey import GlobalHotkey
 from app.gui.widgets import Banner, ChatMessage, ChatView, ContextGauge, LevelMeter, PttButton, StatusPill
+from app.loop.settings import AppSettings, assistant_config
 
 log = logging.getLogger(__name__)
 TEXT_INPUTS = (QLineEdit, QTextEdit, QPlainTextEdit, QAbstractSpinBox, QComboBox)

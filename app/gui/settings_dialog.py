@@ -23,9 +23,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core import catalog
-from app.core.persona import default_prompt
-from app.core.settings import AppSettings
+from app.brain.persona import default_prompt
+from app.catalog import catalog
+from app.loop.settings import AppSettings
 
 
 def _devices(kind: str) -> list[tuple[str, str]]:
@@ -163,7 +163,7 @@ class SettingsDialog(QDialog):
         self.voice = QComboBox()
         self.voice.addItem("Default", "")
         try:
-            from app.core.tts import list_voices
+            from app.voice.synthesizer import list_voices
 
             for v in list_voices():
                 self.voice.addItem(f"{v.name} ({', '.join(v.languages)})", v.id)
@@ -182,7 +182,7 @@ class SettingsDialog(QDialog):
         voice, rate, device = self.voice.currentData(), self.rate.value(), self.output_dev.currentData()
 
         def work() -> None:
-            from app.core.speaker import Speaker, SpeakerConfig
+            from app.voice.speaker import Speaker, SpeakerConfig
 
             dev = int(device) if device and device.isdigit() else None
             sp = Speaker(SpeakerConfig(voice or None, rate, device=dev))

@@ -36,20 +36,20 @@ from typing import Any
 
 import numpy as np
 
-from app.core import session
-from app.core.audio import Level, Microphone, MicrophoneError
-from app.core.early_stt import EarlyTranscription
-from app.core.echo import EchoGuard
-from app.core.events import Event, State
-from app.core.llm import Conversation, LlmConfig
-from app.core.persona import Persona
-from app.core.responder import Responder
-from app.core.speaker import Speaker, SpeakerConfig, SpeakerEvent
-from app.core.speculation import TentativeTurns
-from app.core.stt import SttConfig, Transcriber, Transcript
-from app.core.turn import Turn
-from app.core.vad import RATE, Segmenter, SegmentEvent, VadConfig
-from app.core.wake import strip_wake_command
+from app.brain import session
+from app.brain.conversation import Conversation, LlmConfig
+from app.brain.persona import Persona
+from app.ears.early_transcription import EarlyTranscription
+from app.ears.echo import EchoGuard
+from app.ears.microphone import Level, Microphone, MicrophoneError
+from app.ears.transcriber import SttConfig, Transcriber, Transcript
+from app.ears.vad import RATE, Segmenter, SegmentEvent, VadConfig
+from app.ears.wake import strip_wake_command
+from app.loop.events import Event, State
+from app.loop.responder import Responder
+from app.loop.tentative_turns import TentativeTurns
+from app.loop.turn import Turn
+from app.voice.speaker import Speaker, SpeakerConfig, SpeakerEvent
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +112,7 @@ class Assistant:
     def _start_speaker(self) -> None:
         c = self.config
         if c.speak_command:
-            from app.core.external_speaker import ExternalSpeaker
+            from app.voice.external_speaker import ExternalSpeaker
 
             self.speaker = ExternalSpeaker(c.speak_command, c.speak_file, on_event=self._on_speaker)
         else:

@@ -16,11 +16,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.core import session
-from app.core.events import Event, State
-from app.core.llm import Conversation
-from app.core.text import SentenceSplitter, speakable
-from app.core.turn import Turn
+from app.brain import session
+from app.brain.conversation import Conversation
+from app.loop.events import Event, State
+from app.loop.turn import Turn
+from app.voice.sentences import SentenceSplitter, speakable
 
 log = logging.getLogger(__name__)
 

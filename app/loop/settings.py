@@ -17,7 +17,7 @@ from pathlib import Path
 
 import platformdirs
 
-from app.core.persona import default_prompt
+from app.brain.persona import default_prompt
 
 log = logging.getLogger(__name__)
 CONFIG_ENV = "TALK_LLAMA_CONFIG"
@@ -104,13 +104,13 @@ class AppSettings:
 
 def assistant_config(s: AppSettings, session_dir: Path | None = None):
     """The AssistantConfig these settings describe (catalog defaults for empty model paths)."""
-    from app.core.assistant import AssistantConfig
-    from app.core.catalog import default_model_path
-    from app.core.llm import LlmConfig
-    from app.core.persona import Persona
-    from app.core.speaker import SpeakerConfig
-    from app.core.stt import SttConfig
-    from app.core.vad import VadConfig
+    from app.brain.conversation import LlmConfig
+    from app.brain.persona import Persona
+    from app.catalog.catalog import default_model_path
+    from app.ears.transcriber import SttConfig
+    from app.ears.vad import VadConfig
+    from app.loop.assistant import AssistantConfig
+    from app.voice.speaker import SpeakerConfig
 
     def device(v: str) -> int | str | None:
         return int(v) if v.isdigit() else (v or None)

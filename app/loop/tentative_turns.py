@@ -13,8 +13,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from app.core.stt import Transcript
-from app.core.turn import Decision, Turn
+from app.ears.transcriber import Transcript
+from app.loop.turn import Decision, Turn
 
 
 class TentativeTurns:

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.llm import TurnStats
+from app.brain.conversation import TurnStats
 
 
 class Decision:

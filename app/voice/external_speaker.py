@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from app.core.speaker import SentenceQueue, SpeakerEvent
+from app.voice.speaker import SentenceQueue, SpeakerEvent
 
 log = logging.getLogger(__name__)
 

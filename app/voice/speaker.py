@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from app.core.audio import close_stream
-from app.core.tts import Synthesizer, TtsUnavailable
+from app.sound_devices import close_stream
+from app.voice.synthesizer import Synthesizer, TtsUnavailable
 
 log = logging.getLogger(__name__)
 BLOCK_S = 0.02

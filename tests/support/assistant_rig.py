@@ -7,11 +7,11 @@ import queue
 import time
 from pathlib import Path
 
-from app.core.assistant import Assistant, AssistantConfig
-from app.core.events import Event
-from app.core.llm import LlmConfig
-from app.core.persona import PINNED_TIME, Persona
-from app.core.stt import SttConfig
+from app.brain.conversation import LlmConfig
+from app.brain.persona import PINNED_TIME, Persona
+from app.ears.transcriber import SttConfig
+from app.loop.assistant import Assistant, AssistantConfig
+from app.loop.events import Event
 
 
 class Recorder:

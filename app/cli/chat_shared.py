@@ -1,0 +1,68 @@
+"""What text and voice chat share: configuration from the flags and the printed dialogue."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def llm_config(args: argparse.Namespace):
+    from app.brain.conversation import LlmConfig
+    from app.catalog.catalog import default_model_path
+
+    return LlmConfig(
+        model_path=Path(args.model_llama) if args.model_llama else default_model_path("llm"),
+        n_ctx=args.ctx_size,
+        n_threads=args.threads,
+        n_gpu_layers=0 if args.no_gpu else args.n_gpu_layers,
+        seed=args.seed,
+        max_tokens=args.max_tokens,
+        flash_attn=args.flash_attn,
+        temperature=args.temp,
+    )
+
+
+def persona(args: argparse.Namespace):
+    from app.brain.persona import Persona
+
+    if args.prompt_file:
+        return Persona(args.person, args.bot_name, Path(args.prompt_file).read_text(encoding="utf-8"))
+    return Persona(args.person, args.bot_name)
+
+
+def turn_record(stats, user: str, reply: str) -> dict:
+    return {
+        "turn": stats.turn,
+        "user": user,
+        "reply": reply,
+        "prompt_tokens": stats.prompt_tokens,
+        "gen_tokens": stats.gen_tokens,
+        "n_past": stats.n_past,
+        "n_ctx": stats.n_ctx,
+        "n_keep": stats.n_keep,
+        "shifts": stats.shifts,
+        "discarded": stats.discarded,
+        "t_prompt_ms": round(stats.t_prompt_ms, 1),
+        "t_first_token_ms": round(stats.t_first_token_ms, 1),
+        "t_gen_ms": round(stats.t_gen_ms, 1),
+    }
+
+
+class Transcript:
+    """Prints the dialogue (talk-llama style) to stdout and optionally a file."""
+
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        # Kept open for the whole chat (closed in close()): the dialogue is appended as it happens.
+        self.file = open(args.file, "a", encoding="utf-8") if args.file else None  # noqa: SIM115
+
+    def line(self, text: str, end: str = "\n") -> None:
+        if not self.args.jsonl:
+            print(text, end=end, flush=True)
+        if self.file:
+            self.file.write(text + end)
+            self.file.flush()
+
+    def close(self) -> None:
+        if self.file:
+            self.file.close()

@@ -1,0 +1,60 @@
+"""Typed mode of `talk-llama chat --text`: one user message per stdin line, replies streamed to
+stdout (`Person: ...` / `Bot: ...`, or one JSON object per turn with `--jsonl`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from app.cli.chat_shared import Transcript, llm_config, persona, turn_record
+
+
+def run_text(args: argparse.Namespace) -> int:
+    from app.brain import session
+    from app.brain.conversation import Conversation
+    from app.catalog.catalog import ModelError
+
+    try:
+        conv = Conversation(llm_config(args), persona(args))
+    except (ModelError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    out = Transcript(args)
+    session_dir = Path(args.session) if args.session else None
+    if session_dir:
+        res = session.load(conv, session_dir)
+        if res.message:
+            print(f"warning: {res.message}", file=sys.stderr)
+    if args.verbose_prompt:
+        print(conv.system_prompt, file=sys.stderr)
+    bot, person = conv.persona.bot, conv.persona.person
+    try:
+        for raw in sys.stdin:
+            text = raw.strip()
+            if not text:
+                continue
+            out.line(f"{person}: {text}")
+            out.line(f"{bot}:", end="")
+            pieces = []
+            for piece in conv.stream(text):
+                pieces.append(piece)
+                out.line(piece if pieces[1:] else " " + piece.lstrip(), end="")
+            out.line("")
+            reply = "".join(pieces).strip()
+            if args.jsonl:
+                print(json.dumps(turn_record(conv.last_stats, text, reply), ensure_ascii=False), flush=True)
+            if args.print_special:
+                ids = conv.llama.input_ids[: conv.n_past].tolist()
+                print(conv.llama.detokenize(ids, special=True).decode("utf-8", "replace"), file=sys.stderr)
+            if session_dir:
+                session.save(conv, session_dir)
+    except KeyboardInterrupt:
+        print("", file=sys.stderr)
+    finally:
+        if session_dir and conv.history:
+            session.save(conv, session_dir)
+        out.close()
+        conv.close()
+    return 0
