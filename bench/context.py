@@ -31,6 +31,7 @@ import psutil
 
 from app.brain.conversation import Conversation, LlmConfig
 from app.brain.persona import PINNED_TIME, Persona
+from app.brain.sampling import SamplingConfig
 from app.catalog.catalog import default_model_path
 from bench.common import emit
 from bench.phrases import TOPICS
@@ -44,7 +45,9 @@ PERSONA = Persona(now=PINNED_TIME)  # the prompt carries the time; pinned, runs 
 
 def conversation(n_ctx: int = N_CTX, max_tokens: int = MAX_TOKENS) -> Conversation:
     """A greedy engine on the default model with the pinned persona."""
-    cfg = LlmConfig(default_model_path("llm"), n_ctx=n_ctx, temperature=0, max_tokens=max_tokens)
+    cfg = LlmConfig(
+        default_model_path("llm"), n_ctx=n_ctx, sampling=SamplingConfig(temperature=0), max_tokens=max_tokens
+    )
     return Conversation(cfg, PERSONA)
 
 
@@ -161,7 +164,7 @@ def shift_cost(shifts_wanted: int = 6) -> dict:
         kls.append(float(np.sum(reference * (np.log(reference + 1e-12) - np.log(shifted + 1e-12)))))
         agree.append(int(reference.argmax() == shifted.argmax()))
         conv._rollback(len(probe))
-        conv.ledger.turns.pop()
+        conv.ledger.pop_turn()
     conv.close()
     fresh.close()
     return {

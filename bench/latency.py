@@ -41,6 +41,7 @@ def first_heard(times: np.ndarray, rms: np.ndarray, after: float) -> float | Non
 def run(audio: VirtualAudio, n_questions: int, tmp: Path) -> dict:
     from app.brain.conversation import Conversation, LlmConfig
     from app.brain.persona import PINNED_TIME, Persona
+    from app.brain.sampling import SamplingConfig
     from app.catalog.catalog import default_model_path
     from app.ears.transcriber import SttConfig, Transcriber
     from app.ears.vad import VadConfig
@@ -49,7 +50,13 @@ def run(audio: VirtualAudio, n_questions: int, tmp: Path) -> dict:
     from app.voice.speaker import Speaker
     from tests.support.monitor import Monitor
 
-    llm_cfg = LlmConfig(default_model_path("llm"), n_ctx=2048, temperature=0, max_tokens=64, n_threads=2)
+    llm_cfg = LlmConfig(
+        default_model_path("llm"),
+        n_ctx=2048,
+        sampling=SamplingConfig(temperature=0),
+        max_tokens=64,
+        n_threads=2,
+    )
     stt_cfg = SttConfig(default_model_path("whisper"))
     events: queue.Queue = queue.Queue()
     persona = Persona(now=PINNED_TIME)  # the prompt carries the time; pinned, replies repeat

@@ -16,11 +16,14 @@ from app.brain.chat_format import PlainChatFormat
 from app.brain.conversation import Conversation, LlmConfig
 from app.brain.persona import PINNED_TIME, Persona
 from app.brain.reply_text import ReplyText
+from app.brain.sampling import SamplingConfig
 from bench.phrases import TOPICS
 
 
 def make(model: Path, **kw) -> Conversation:
-    cfg = LlmConfig(model, seed=7, temperature=0, max_tokens=kw.pop("max_tokens", 40), **kw)
+    cfg = LlmConfig(
+        model, sampling=SamplingConfig(seed=7, temperature=0), max_tokens=kw.pop("max_tokens", 40), **kw
+    )
     return Conversation(cfg, Persona("Sam", "Max", now=PINNED_TIME))
 
 
@@ -288,7 +291,7 @@ def test_plain_format_and_stop_string_rollback(llm_model: Path) -> None:
     llama = llama_cpp.Llama(str(llm_model), n_ctx=512, verbose=False, seed=3)
     llama.metadata.pop("tokenizer.chat_template", None)
     c = Conversation(
-        LlmConfig(llm_model, n_ctx=512, temperature=0, max_tokens=60),
+        LlmConfig(llm_model, n_ctx=512, sampling=SamplingConfig(temperature=0), max_tokens=60),
         Persona("Sam", "Max", now=PINNED_TIME),
         llama,
     )
@@ -334,7 +337,8 @@ def test_session_mismatch_and_corruption_are_not_fatal(llm_model: Path, tmp_path
     session.save(c, tmp_path)
     c.close()
     other = Conversation(
-        LlmConfig(llm_model, n_ctx=1024, temperature=0), Persona("Sam", "Zed", now=PINNED_TIME)
+        LlmConfig(llm_model, n_ctx=1024, sampling=SamplingConfig(temperature=0)),
+        Persona("Sam", "Zed", now=PINNED_TIME),
     )
     res = session.load(other, tmp_path)
     assert not res.resumed and "persona" in res.message and res.replayed_turns == 1

@@ -12,6 +12,10 @@ turn (`<|im_start|>user\n`) is evaluated ahead of time and counted as the start 
 so a turn's prompt evaluates only its own text (~19 of ~108 ms saved for a 16-token turn).
 `unprime()` takes it back out (sessions are saved without it).
 
+Sampling (`sampling.py`): each reply is drawn by llama.cpp's native sampler chain, which first
+reads the model's own earlier replies still in the context, so it can stop the model from
+copying them (the small default model otherwise falls into one reply template within ~20 turns).
+
 Cancellation policy (barge-in): `stream()` checks `cancel` between tokens. A cancelled or capped
 reply is KEPT: its partial text is committed as the assistant turn and closed with the template's
 end-of-turn tokens, so the model remembers what it had said when it was interrupted.
@@ -30,11 +34,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import llama_cpp
+import numpy as np
 
 from app.brain.chat_format import ChatFormat, JinjaChatFormat, Part, PlainChatFormat, TemplateError
 from app.brain.ledger import Ledger
 from app.brain.persona import Persona
 from app.brain.reply_text import ReplyText
+from app.brain.sampling import Sampler, SamplingConfig
 from app.catalog.catalog import check_file
 
 log = logging.getLogger(__name__)
@@ -48,12 +54,7 @@ class LlmConfig:
     n_ctx: int = 2048
     n_threads: int | None = None
     n_gpu_layers: int = 0
-    seed: int = 0
-    top_k: int = 5
-    top_p: float = 0.80
-    temperature: float = 0.30
-    repeat_penalty: float = 1.10
-    repeat_last_n: int = 64
+    sampling: SamplingConfig = field(default_factory=SamplingConfig)
     max_tokens: int = 256
     n_batch: int = 512
     flash_attn: bool = False
@@ -107,7 +108,7 @@ class Conversation:
                 n_batch=min(config.n_batch, config.n_ctx),
                 n_threads=config.n_threads,
                 n_gpu_layers=config.n_gpu_layers,
-                seed=config.seed,
+                seed=config.sampling.seed,
                 flash_attn=config.flash_attn,
                 verbose=False,
             )
@@ -122,7 +123,7 @@ class Conversation:
         self._close_tokens = self._tokenize(self.format.reply_close())
         self._user_head = self._tokenize(self.format.user_head())
         self._primed: list[int] = []  # the user head, when evaluated ahead of the next turn
-        self._sampler = self._make_sampler()
+        self._sampler = Sampler(config.sampling, self._vocab, llama.n_vocab())
         self.ledger = Ledger()
         self.history: list[Message] = []
         self.shifts = 0
@@ -151,24 +152,6 @@ class Conversation:
         if token < 0:
             return ""
         return self.llama.detokenize([token], special=True).decode("utf-8", errors="replace")
-
-    def _make_sampler(self) -> llama_cpp.llama_sampler_p:
-        c = self.config
-        chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
-        add = llama_cpp.llama_sampler_chain_add
-        n_vocab = self.llama.n_vocab()
-        add(
-            chain,
-            llama_cpp.llama_sampler_init_penalties(n_vocab, c.repeat_last_n, c.repeat_penalty, 0.0, 0.0),
-        )
-        if c.temperature <= 0:
-            add(chain, llama_cpp.llama_sampler_init_greedy())
-        else:
-            add(chain, llama_cpp.llama_sampler_init_top_k(c.top_k))
-            add(chain, llama_cpp.llama_sampler_init_top_p(c.top_p, 1))
-            add(chain, llama_cpp.llama_sampler_init_temp(c.temperature))
-            add(chain, llama_cpp.llama_sampler_init_dist(c.seed & 0xFFFFFFFF))
-        return chain
 
     def _tokenize(self, parts: list[Part]) -> list[int]:
         out: list[int] = []
@@ -265,7 +248,15 @@ class Conversation:
     def _drop_open_turn(self) -> None:
         """Remove the last (open) turn from the cache and the ledger."""
         self._rollback(self.ledger.turns[-1])
-        self.ledger.turns.pop()
+        self.ledger.pop_turn()
+
+    def own_replies(self) -> list[int]:
+        """Tokens of the model's finished replies still in the cache, oldest first."""
+        ids = self.llama.input_ids
+        out: list[int] = []
+        for start, end in self.ledger.reply_spans(len(self._close_tokens)):
+            out += ids[start:end].tolist()
+        return out
 
     def _open_turn(self, tokens: list[int]) -> list[int]:
         """Start a turn made of `tokens`; returns the ones still to evaluate (all of them, or
@@ -343,7 +334,8 @@ class Conversation:
         reply = ReplyText(self.format.stop_strings)
         pending: int | None = None
         reason = "max_tokens"
-        llama_cpp.llama_sampler_reset(self._sampler)
+        self._sampler.start_turn(self.own_replies())
+        self.ledger.mark_reply()
         try:
             for _ in range(self.config.max_tokens):
                 if pending is not None:
@@ -353,7 +345,7 @@ class Conversation:
                 if cancel is not None and cancel.is_set():
                     reason = "cancelled"
                     break
-                tok = llama_cpp.llama_sampler_sample(self._sampler, self.llama.ctx, -1)
+                tok = self._sampler.sample(self.llama.ctx)
                 stats.gen_tokens += 1
                 if llama_cpp.llama_vocab_is_eog(self._vocab, tok):
                     reason = "eog"
@@ -397,9 +389,30 @@ class Conversation:
 
     def append_turn(self, user: str, reply: str) -> None:
         """Evaluate a past exchange as one turn (session replay); no generation."""
-        self._eval(self._open_turn(self._turn_tokens(user, reply)))
+        tokens = self._turn_tokens(user, reply)
+        self._eval(self._open_turn(tokens))
+        cut = len(tokens) - self.ledger.turns[-1]  # a turn larger than the space loses its head
+        self.ledger.mark_reply(max(0, len(self._tokenize(self.format.user(user))) - cut))
         self.turn_count += 1
         self.prime()
+
+    def probe(self, user: str, reply_prefix: str = "", k: int = 5) -> list[tuple[str, float]]:
+        """The model's `k` most likely next tokens (text, probability) after a user turn `user`
+        and the start of a reply `reply_prefix`, without keeping either: the scratch turn is
+        removed again (a shift made to fit it stays, like any shift). For checks of what the
+        model would say (recall after shifts) that must not depend on sampling."""
+        tokens = self._tokenize([*self.format.user(user), Part(reply_prefix, False)])
+        self._eval(self._open_turn(tokens))
+        try:
+            raw = llama_cpp.llama_get_logits_ith(self.llama.ctx, -1)
+            logits = np.ctypeslib.as_array(raw, shape=(self.llama.n_vocab(),))
+            probs = np.exp(logits - logits.max())
+            probs /= probs.sum()
+            top = np.argsort(probs)[::-1][:k]
+            return [(self._token_text(int(t)), float(probs[t])) for t in top]
+        finally:
+            self._drop_open_turn()
+            self.prime()
 
     def say(self, text: str, cancel: threading.Event | None = None) -> str:
         """Blocking convenience: the whole reply to `text`."""
@@ -409,14 +422,12 @@ class Conversation:
         """Start a new conversation: drop every turn, keep the evaluated system prompt."""
         llama_cpp.llama_memory_seq_rm(self._mem, 0, self.ledger.n_keep, -1)
         self.llama.n_tokens = self.ledger.n_keep
-        self.ledger.turns.clear()
+        self.ledger.clear_turns()
         self._primed = []
         self.history.clear()
         self.turn_count = 0
         self.prime()
 
     def close(self) -> None:
-        if self._sampler is not None:
-            llama_cpp.llama_sampler_free(self._sampler)
-            self._sampler = None
+        self._sampler.close()
         self.llama.close()

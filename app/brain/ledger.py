@@ -5,6 +5,10 @@ user segment, the reply and its closing tokens: discarding part of a turn would 
 template broken, so the policy drops whole turns, oldest first. Only when a single turn is larger
 than all the space does it fall back to dropping the head of that turn.
 
+Each turn also records where its reply starts (`replies`: offset within the turn, -1 while the
+reply has not begun), so the model's own earlier replies can be found in the cache (the sampler
+reads them, see `Conversation`).
+
 Pure bookkeeping, no llama calls; owned by the `Conversation` (single thread).
 """
 
@@ -17,6 +21,13 @@ from dataclasses import dataclass, field
 class Ledger:
     n_keep: int = 0
     turns: list[int] = field(default_factory=list)  # token count per turn, oldest first
+    replies: list[int] = field(default_factory=list)  # per turn: offset of its reply, -1 = none yet
+
+    def __post_init__(self) -> None:
+        if not self.replies:
+            self.replies = [-1] * len(self.turns)
+        if len(self.replies) != len(self.turns):
+            raise ValueError("ledger: one reply offset per turn")
 
     @property
     def n_past(self) -> int:
@@ -24,6 +35,30 @@ class Ledger:
 
     def begin_turn(self) -> None:
         self.turns.append(0)
+        self.replies.append(-1)
+
+    def mark_reply(self, offset: int | None = None) -> None:
+        """The current turn's reply starts at `offset` within the turn (default: here)."""
+        self.replies[-1] = self.turns[-1] if offset is None else offset
+
+    def pop_turn(self) -> int:
+        """Forget the current (last) turn; returns its token count."""
+        self.replies.pop()
+        return self.turns.pop()
+
+    def clear_turns(self) -> None:
+        self.turns.clear()
+        self.replies.clear()
+
+    def reply_spans(self, n_close: int) -> list[tuple[int, int]]:
+        """Absolute [start, end) positions of every finished reply in the cache, oldest first,
+        without the `n_close` end-of-turn tokens that close each turn."""
+        spans, start = [], self.n_keep
+        for n, at in zip(self.turns, self.replies, strict=True):
+            if at >= 0 and n - n_close > at:
+                spans.append((start + at, start + n - n_close))
+            start += n
+        return spans
 
     def add(self, n: int) -> None:
         """Account `n` tokens appended to the current turn."""
@@ -65,8 +100,11 @@ class Ledger:
         while left and self.turns:
             if self.turns[0] <= left and len(self.turns) > 1:
                 left -= self.turns.pop(0)
+                self.replies.pop(0)
             else:
                 self.turns[0] -= left
+                if self.replies[0] >= 0:
+                    self.replies[0] = max(0, self.replies[0] - left)
                 left = 0
         if left:
             raise ValueError("discard larger than the ledger")

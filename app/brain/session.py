@@ -28,7 +28,7 @@ from app.brain.ledger import Ledger
 from app.catalog.catalog import sha256_of
 
 log = logging.getLogger(__name__)
-VERSION = 1
+VERSION = 2  # 2: the ledger records where each reply starts
 STATE = "state.bin"
 META = "session.json"
 
@@ -71,7 +71,7 @@ def _write(conv: Conversation, directory: Path) -> None:
         **fingerprint(conv),
         "n_past": n,
         "system_prompt": conv.system_prompt,
-        "ledger": {"n_keep": conv.ledger.n_keep, "turns": conv.ledger.turns},
+        "ledger": {"n_keep": conv.ledger.n_keep, "turns": conv.ledger.turns, "replies": conv.ledger.replies},
         "shifts": conv.shifts,
         "discarded": conv.discarded,
         "turn_count": conv.turn_count,
@@ -132,8 +132,14 @@ def _load(conv: Conversation, directory: Path) -> LoadResult:
 
 
 def _restore_state(conv: Conversation, directory: Path, meta: dict) -> str | None:
-    n_past = int(meta["n_past"])
-    ledger = Ledger(int(meta["ledger"]["n_keep"]), [int(x) for x in meta["ledger"]["turns"]])
+    try:
+        n_past = int(meta["n_past"])
+        saved = meta["ledger"]
+        ledger = Ledger(
+            int(saved["n_keep"]), [int(x) for x in saved["turns"]], [int(x) for x in saved["replies"]]
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        return f"ledger unreadable ({exc!r})"
     if ledger.n_past != n_past or ledger.n_keep != conv.ledger.n_keep:
         return "ledger does not match the saved token count"
     cap = conv.n_ctx

@@ -11,6 +11,8 @@ import argparse
 import logging
 import signal
 
+from app.brain.sampling import SamplingConfig
+
 log = logging.getLogger(__name__)
 
 
@@ -53,9 +55,35 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     a("--session", default=None, help="session folder: resume from it and save after each turn")
     a("-f", "--file", default=None, help="also append the dialogue to this text file")
     a("--ctx-size", type=int, default=2048, help="llama context size in tokens")
-    a("--seed", type=int, default=0, help="sampling seed")
-    a("--temp", type=float, default=0.3, help="sampling temperature (0 = greedy)")
+    add_sampling_flags(p)
     p.set_defaults(run=run)
+
+
+def add_sampling_flags(p: argparse.ArgumentParser) -> None:
+    """llama.cpp's sampling flags (same names as its CLI), defaults from SamplingConfig."""
+    d = SamplingConfig()
+    group = p.add_argument_group("sampling (README: Long conversations)")
+
+    def g(*flags: str, help: str, **kw) -> None:
+        group.add_argument(*flags, help=f"{help} (default: %(default)s)", **kw)
+
+    g("--seed", type=int, default=d.seed, help="sampling seed")
+    g("--temp", type=float, default=d.temperature, help="temperature (0 = greedy)")
+    g("--top-k", type=int, default=d.top_k, help="keep the k most likely tokens")
+    g("--top-p", type=float, default=d.top_p, help="nucleus sampling threshold")
+    g("--repeat-penalty", type=float, default=d.repeat_penalty, help="1.0 = off")
+    g("--repeat-last-n", type=int, default=d.repeat_last_n, help="tokens the repeat penalty looks back")
+    g("--presence-penalty", type=float, default=d.presence_penalty, help="0 = off")
+    g("--frequency-penalty", type=float, default=d.frequency_penalty, help="0 = off")
+    g("--dry-multiplier", type=float, default=d.dry_multiplier, help="DRY repetition penalty (0 = off)")
+    g("--dry-base", type=float, default=d.dry_base, help="DRY penalty growth per repeated token")
+    g("--dry-allowed-length", type=int, default=d.dry_allowed_length, help="repeats this long are free")
+    g(
+        "--sampler-history",
+        type=int,
+        default=d.history_tokens,
+        help="tokens of the assistant's earlier replies the penalties see (0 = the current reply only)",
+    )
 
 
 def interrupt_on_signals() -> None:

@@ -15,10 +15,28 @@ def llm_config(args: argparse.Namespace):
         n_ctx=args.ctx_size,
         n_threads=args.threads,
         n_gpu_layers=0 if args.no_gpu else args.n_gpu_layers,
-        seed=args.seed,
         max_tokens=args.max_tokens,
         flash_attn=args.flash_attn,
+        sampling=sampling_config(args),
+    )
+
+
+def sampling_config(args: argparse.Namespace):
+    from app.brain.sampling import SamplingConfig
+
+    return SamplingConfig(
+        seed=args.seed,
         temperature=args.temp,
+        top_k=args.top_k,
+        top_p=args.top_p,
+        repeat_penalty=args.repeat_penalty,
+        repeat_last_n=args.repeat_last_n,
+        presence_penalty=args.presence_penalty,
+        frequency_penalty=args.frequency_penalty,
+        dry_multiplier=args.dry_multiplier,
+        dry_base=args.dry_base,
+        dry_allowed_length=args.dry_allowed_length,
+        history_tokens=args.sampler_history,
     )
 
 

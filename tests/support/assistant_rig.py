@@ -9,6 +9,7 @@ from pathlib import Path
 
 from app.brain.conversation import LlmConfig
 from app.brain.persona import PINNED_TIME, Persona
+from app.brain.sampling import SamplingConfig
 from app.ears.transcriber import SttConfig
 from app.loop.assistant import Assistant, AssistantConfig
 from app.loop.events import Event
@@ -44,7 +45,9 @@ class Recorder:
 
 def make(llm_model: Path, whisper_model: Path, rec: Recorder, **kw) -> Assistant:
     cfg = AssistantConfig(
-        llm=LlmConfig(llm_model, n_ctx=1024, temperature=0, max_tokens=kw.pop("max_tokens", 40)),
+        llm=LlmConfig(
+            llm_model, n_ctx=1024, sampling=SamplingConfig(temperature=0), max_tokens=kw.pop("max_tokens", 40)
+        ),
         stt=SttConfig(whisper_model),
         persona=Persona("Sam", "Max", now=PINNED_TIME),
         **kw,

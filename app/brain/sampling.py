@@ -1,0 +1,112 @@
+"""Choosing each reply token: llama.cpp's native sampler chain, fed with the conversation.
+
+A small chat model left alone copies its own recent replies: after ~20 turns most answers become
+one sentence with the topic word swapped in ("The word for Aria is bicycle."). Resetting the
+sampler at every turn hides that from the repetition penalties, which then only see the reply in
+progress. So at the start of each turn the chain is reset and then fed the model's **own earlier
+replies that are still in the context** (the newest `history_tokens` of them; never the user's
+words, which a good answer repeats, nor the template's scaffolding or end-of-turn tokens, whose
+penalty would make replies run on). The samplers then judge each new token against what the
+model has already said:
+
+- DRY ("don't repeat yourself", llama.cpp's `llama_sampler_init_dry`): a token that would extend
+  a sequence already said (longer than `dry_allowed_length` tokens) loses
+  `dry_multiplier * dry_base ** (length - allowed)` from its logit. Sequence breakers (newline,
+  colon, quote, asterisk) end a match, so formatting is never penalised. This is what breaks a
+  reply template while leaving single words free: a topic word may recur, a 4-word frame may not.
+- penalties (`llama_sampler_init_penalties`): the classic repeat penalty over the last
+  `repeat_last_n` tokens seen (history tail + this reply), plus optional frequency/presence.
+- then top-k, top-p, temperature and a seeded draw (or greedy when temperature is 0).
+
+Because the history is rebuilt from the cache at every turn, the sampler's state is a function
+of the context alone: cancel, a withdrawn tentative turn, a resumed session or a reset give the
+same next reply as a conversation that reached the same context directly.
+
+Threading: owned by the Conversation's thread, like the llama context it samples from.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # llama_cpp is imported when a Sampler is made: the CLI reads SamplingConfig's
+    import llama_cpp  # defaults for its flags and must start without loading the library.
+
+DRY_BREAKERS = ("\n", ":", '"', "*")  # llama.cpp's defaults
+
+
+@dataclass
+class SamplingConfig:
+    """Sampler settings. Defaults: talk-llama's top-k/top-p/temperature; the conversation-aware
+    parts were chosen with `bench/longchat.py` (README, "Long conversations")."""
+
+    seed: int = 0
+    temperature: float = 0.30
+    top_k: int = 5
+    top_p: float = 0.80
+    repeat_penalty: float = 1.10
+    repeat_last_n: int = 64
+    frequency_penalty: float = 0.0
+    presence_penalty: float = 0.0
+    dry_multiplier: float = 0.8  # 0 = DRY off
+    dry_base: float = 1.75
+    dry_allowed_length: int = 2
+    history_tokens: int = 512  # the model's own earlier replies the samplers see (0 = this reply only)
+
+
+class Sampler:
+    """The native chain for one model. `start_turn(history)` before each reply, then `sample()`
+    per token (the chosen token is accepted into the chain's history by llama.cpp itself)."""
+
+    def __init__(self, config: SamplingConfig, vocab: llama_cpp.llama_vocab_p, n_vocab: int) -> None:
+        import llama_cpp
+
+        self._lib = llama_cpp
+        self.config = c = config
+        chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
+        add = llama_cpp.llama_sampler_chain_add
+        if c.dry_multiplier > 0:
+            breakers = (ctypes.c_char_p * len(DRY_BREAKERS))(*(b.encode() for b in DRY_BREAKERS))
+            # Window: everything the chain is fed in one turn (history + the longest reply).
+            window = max(c.history_tokens, 0) + 4096
+            add(
+                chain,
+                llama_cpp.llama_sampler_init_dry(
+                    vocab, c.dry_multiplier, c.dry_base, c.dry_allowed_length, window, breakers, len(breakers)
+                ),
+            )
+        # llama-cpp-python 0.3.36's binding takes n_vocab first (its C header does too).
+        add(
+            chain,
+            llama_cpp.llama_sampler_init_penalties(
+                n_vocab, c.repeat_last_n, c.repeat_penalty, c.frequency_penalty, c.presence_penalty
+            ),
+        )
+        if c.temperature <= 0:
+            add(chain, llama_cpp.llama_sampler_init_greedy())
+        else:
+            add(chain, llama_cpp.llama_sampler_init_top_k(c.top_k))
+            add(chain, llama_cpp.llama_sampler_init_top_p(c.top_p, 1))
+            add(chain, llama_cpp.llama_sampler_init_temp(c.temperature))
+            add(chain, llama_cpp.llama_sampler_init_dist(c.seed & 0xFFFFFFFF))
+        self._chain: llama_cpp.llama_sampler_p | None = chain
+
+    def start_turn(self, history: Sequence[int]) -> None:
+        """Forget the last reply (and restart the seeded draw), then read `history`: the model's
+        earlier replies, oldest first; only the newest `history_tokens` are used."""
+        self._lib.llama_sampler_reset(self._chain)
+        n = max(self.config.history_tokens, 0)
+        for tok in list(history)[-n:] if n else []:
+            self._lib.llama_sampler_accept(self._chain, int(tok))
+
+    def sample(self, ctx: llama_cpp.llama_context_p) -> int:
+        """The next token from the last evaluated position's logits."""
+        return int(self._lib.llama_sampler_sample(self._chain, ctx, -1))
+
+    def close(self) -> None:
+        if self._chain is not None:
+            self._lib.llama_sampler_free(self._chain)
+            self._chain = None

@@ -1,0 +1,210 @@
+"""Long-conversation benchmark: does the assistant stay on topic and varied after 100+ turns?
+
+The scripted conversation (`longchat_script.py`, 124 user turns) is played into one persistent
+`Conversation` at n_ctx 512 (the KV cache shifts many times) and 4096 (no shift), and, as the
+baseline in the same run, each line in a fresh conversation (`reset()` between lines, so the
+model never sees its earlier replies). Every sampler configuration named with `--configs` runs
+all three, for every seed; the persona's clock is pinned, so a (config, seed) pair repeats.
+
+Reported for replies 21+ (per seed, then min/max over seeds):
+- template share: share of replies containing the conversation's most common 4-word sequence;
+- on-topic: share of replies that use a content word of their question;
+- distinct-2: distinct word pairs / all word pairs over those replies;
+- tokens/s: generated tokens / generation time (whole run);
+- recall (after the last turn, by next-token choice, no sampling): the persona's name, facts
+  the user stated in the last turns, a word the user asks to be repeated.
+
+Targets (issue #11), default config, every seed, both n_ctx: template share <= 2x fresh and
+<= 0.20; on-topic >= 0.9x fresh; tokens/s >= 0.95x the `today` config (the sampler before this
+benchmark: reset each turn, no DRY) in the same run; every recall check passes.
+
+Run: .venv/bin/python -m bench.longchat [--configs default,today] [--seeds 1,2,3,4]
+     [--ctx 512,4096] [--threads 2] [--turns 124]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import re
+import time
+from collections import Counter
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from app.brain.conversation import Conversation, LlmConfig
+from app.brain.persona import PINNED_TIME, Persona
+from app.brain.sampling import SamplingConfig
+from app.catalog.catalog import default_model_path
+from bench.common import ROOT, emit
+from bench.longchat_script import LINES, RECALL
+
+FIRST_SCORED = 20  # replies 21+ are scored: by then a conversation has history to copy from
+RESULTS = ROOT / "bench" / "results"
+MAX_TOKENS = 64  # spoken replies are one or two sentences; a cap keeps the run bounded
+
+# Sampler configurations compared (README table). `today` is the sampler before issue #11.
+CONFIGS: dict[str, dict] = {
+    "default": {},
+    "today": {"history_tokens": 0, "dry_multiplier": 0.0},
+    "penalty-history": {"dry_multiplier": 0.0},
+    "dry-no-history": {"history_tokens": 0},
+    "dry-256": {"history_tokens": 256},
+    "dry-1024": {"history_tokens": 1024},
+    "dry-strong": {"dry_multiplier": 1.5},
+    "dry-allow3": {"dry_allowed_length": 3},
+    "dry+presence": {"presence_penalty": 0.5},
+    "dry-norepeat": {"repeat_penalty": 1.0},
+}
+
+STOPWORDS = frozenset(
+    """a an the and or but if of to in on at by for with about from into over under up down out is
+    are was were be been being am do does did have has had i you he she it we they me my your our
+    their his her its this that these those what which who whom whose when where why how can could
+    should would will shall may might must not no yes so than too very just also any some all each
+    tell give me please thanks thank there here one like get know say said really more most much
+    many make made let lets""".split()  # noqa: SIM905 (a word list reads better as text)
+)
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"[a-z']+", text.lower())
+
+
+def stem(word: str) -> str:
+    return word[:-1] if word.endswith("s") and len(word) > 3 else word
+
+
+def content_words(text: str) -> set[str]:
+    return {stem(w) for w in words(text) if len(w) >= 3 and w not in STOPWORDS}
+
+
+def scores(questions: list[str], replies: list[str]) -> dict:
+    """Template share, on-topic share and distinct-2 of the scored replies."""
+    qs, rs = questions[FIRST_SCORED:], replies[FIRST_SCORED:]
+    grams = [set(zip(*(words(r)[i:] for i in range(4)), strict=False)) for r in rs]
+    counts = Counter(g for per_reply in grams for g in per_reply)
+    top, top_n = counts.most_common(1)[0] if counts else ((), 0)
+    on_topic = sum(bool(content_words(q) & {stem(w) for w in words(r)}) for q, r in zip(qs, rs, strict=True))
+    pairs = [p for r in rs for p in zip(words(r), words(r)[1:], strict=False)]
+    return {
+        "template_share": round(top_n / len(rs), 3),
+        "template": " ".join(top),
+        "on_topic": round(on_topic / len(rs), 3),
+        "distinct2": round(len(set(pairs)) / max(len(pairs), 1), 3),
+    }
+
+
+def recall(conv: Conversation) -> dict[str, bool]:
+    """Each check passes when the target word's first token is among the 3 likeliest next ones."""
+    out = {}
+    for question, prefix, target in RECALL:
+        spaced = not prefix.endswith('"')
+        first = conv.llama.tokenize(((" " if spaced else "") + target).encode(), add_bos=False, special=False)
+        want = conv.llama.detokenize(first[:1]).decode("utf-8", "replace").strip().lower()
+        top = [t.strip().lower() for t, _p in conv.probe(question, prefix, k=3)]
+        out[target] = want in top
+    return out
+
+
+def make(n_ctx: int, sampling: SamplingConfig, threads: int) -> Conversation:
+    cfg = LlmConfig(default_model_path("llm"), n_ctx=n_ctx, n_threads=threads, max_tokens=MAX_TOKENS)
+    cfg.sampling = sampling
+    return Conversation(cfg, Persona(now=PINNED_TIME))
+
+
+def run_mode(mode: str, lines: list[str], sampling: SamplingConfig, threads: int) -> dict:
+    """One conversation (`ctx512`, `ctx4096`) or the fresh baseline (`fresh`)."""
+    fresh = mode == "fresh"
+    conv = make(1024 if fresh else int(mode.removeprefix("ctx")), sampling, threads)
+    replies, gen_tokens, gen_s = [], 0, 0.0
+    t0 = time.perf_counter()
+    for line in lines:
+        if fresh:
+            conv.reset()
+        replies.append(conv.say(line))
+        gen_tokens += conv.last_stats.gen_tokens
+        gen_s += conv.last_stats.t_gen_ms / 1000
+    if fresh:  # the facts the recall checks ask about, each in a fresh conversation too
+        checks = {}
+        for *_, target in RECALL:
+            conv.reset()
+            for line in lines:
+                if target in line:
+                    conv.say(line)
+            checks |= {k: v for k, v in recall(conv).items() if k == target}
+    else:
+        checks = recall(conv)
+    result = {
+        **scores(lines, replies),
+        "tokens_per_s": round(gen_tokens / gen_s, 1),
+        "gen_tokens": gen_tokens,
+        "shifts": conv.shifts,
+        "recall": checks,
+        "seconds": round(time.perf_counter() - t0, 1),
+        "replies": replies,  # kept in bench/results/<name>-replies.json, not in the printed line
+    }
+    conv.close()
+    return result
+
+
+def summarize(per_seed: dict[int, dict]) -> dict:
+    def span(key: str) -> list[float]:
+        values = [r[key] for r in per_seed.values()]
+        return [min(values), max(values)]
+
+    return {
+        "template_share": span("template_share"),
+        "on_topic": span("on_topic"),
+        "distinct2": span("distinct2"),
+        "tokens_per_s": span("tokens_per_s"),
+        "recall_passed": sum(all(r["recall"].values()) for r in per_seed.values()),
+        "seeds": len(per_seed),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--configs", default="default,today")
+    ap.add_argument("--seeds", default="1,2,3,4")
+    ap.add_argument("--ctx", default="512,4096")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--turns", type=int, default=len(LINES))
+    ap.add_argument("--name", default="longchat", help="result file name under bench/results/")
+    args = ap.parse_args()
+    RESULTS.mkdir(exist_ok=True)
+    lines = LINES[: args.turns]
+    modes = [f"ctx{n}" for n in args.ctx.split(",")] + ["fresh"]
+    seeds = [int(s) for s in args.seeds.split(",")]
+    result: dict = {"bench": "longchat", "turns": len(lines), "max_tokens": MAX_TOKENS, "configs": {}}
+    for name in args.configs.split(","):
+        sampling_fields = {**dataclasses.asdict(SamplingConfig()), **CONFIGS[name]}
+        runs: dict[str, dict[int, dict]] = {m: {} for m in modes}
+        for seed in seeds:  # seeds outermost: modes of one seed run back to back (same load)
+            sampling = SamplingConfig(**{**sampling_fields, "seed": seed})
+            for mode in modes:
+                runs[mode][seed] = run_mode(mode, lines, sampling, args.threads)
+                r = runs[mode][seed]
+                print(
+                    f"# {name} seed {seed} {mode}: template {r['template_share']} ({r['template']!r}) "
+                    f"on-topic {r['on_topic']} distinct2 {r['distinct2']} {r['tokens_per_s']} tok/s "
+                    f"shifts {r['shifts']} recall {r['recall']} ({r['seconds']} s)",
+                    flush=True,
+                )
+        result["configs"][name] = {
+            "sampling": CONFIGS[name],
+            "summary": {m: summarize(runs[m]) for m in modes},
+            "runs": runs,
+        }
+    (RESULTS / f"{args.name}-replies.json").write_text(json.dumps(result, indent=1, ensure_ascii=False))
+    for config in result["configs"].values():
+        for per_seed in config["runs"].values():
+            for run in per_seed.values():
+                run.pop("replies")
+    emit(args.name, result)
+
+
+if __name__ == "__main__":
+    main()
