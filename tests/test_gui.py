@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QTabWidget
 
+from app.brain.sampling import SamplingConfig
 from app.gui.main_window import MainWindow
 from app.gui.settings_dialog import SettingsDialog
-from app.loop.settings import AppSettings
+from app.loop.settings import AppSettings, assistant_config
 from tests.conftest import ARTIFACTS, espeak
 
 SHOTS = ARTIFACTS / "screenshots"
@@ -168,6 +169,33 @@ def test_settings_persist_across_restarts(qtbot, config_dir, virtual_audio) -> N
     qtbot.addWidget(w2)
     assert (w2.width(), w2.height()) == (700, 555)
     w2.close()
+
+
+def test_sampling_is_tuned_in_advanced_settings(qtbot, config_dir) -> None:
+    """Only changed sampler values are stored; they reach the conversation's config; a
+    hand-edited bad entry is ignored, not fatal."""
+    dlg = SettingsDialog(AppSettings())
+    qtbot.addWidget(dlg)
+    dlg.show()
+    tabs = dlg.findChild(QTabWidget)
+    tabs.setCurrentIndex(tabs.count() - 1)
+    assert tabs.tabText(tabs.currentIndex()) == "Advanced"
+    shot(dlg, "settings-advanced")
+    assert dlg.result_settings().sampling == {}  # untouched: everything follows the defaults
+    dlg.sampling_boxes["dry_multiplier"].setValue(1.2)
+    dlg.sampling_boxes["history_tokens"].setValue(256)
+    new = dlg.result_settings()
+    assert new.sampling == {"dry_multiplier": 1.2, "history_tokens": 256}
+    assert new.model_reload_needed(AppSettings())
+    new.save()
+    loaded = AppSettings.load()
+    sampling = assistant_config(loaded).llm.sampling
+    assert (sampling.dry_multiplier, sampling.history_tokens) == (1.2, 256)
+    assert sampling.temperature == SamplingConfig().temperature
+    dlg._reset_sampling()
+    assert dlg.result_settings().sampling == {}
+    bad = assistant_config(AppSettings(sampling={"no_such_knob": 1, "top_k": "many"})).llm.sampling
+    assert bad == SamplingConfig()
 
 
 def test_corrupt_settings_file_gives_defaults(config_dir) -> None:

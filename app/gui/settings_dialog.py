@@ -24,8 +24,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.brain.persona import default_prompt
+from app.brain.sampling import SamplingConfig
 from app.catalog import catalog
-from app.loop.settings import AppSettings
+from app.loop.settings import AppSettings, sampling_config
 
 
 def _devices(kind: str) -> list[tuple[str, str]]:
@@ -55,6 +56,7 @@ class SettingsDialog(QDialog):
         tabs.addTab(self._audio_tab(), "Audio")
         tabs.addTab(self._persona_tab(), "Persona")
         tabs.addTab(self._voice_tab(), "Voice")
+        tabs.addTab(self._advanced_tab(), "Advanced")
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
@@ -178,6 +180,70 @@ class SettingsDialog(QDialog):
         f.addRow("", test)
         return w
 
+    # Sampling knobs: (field, label, minimum, maximum, step; step 1 = whole numbers), tooltip.
+    SAMPLING_FIELDS = (
+        ("temperature", "Temperature", 0.0, 2.0, 0.05, "0 = always the likeliest word"),
+        ("top_k", "Top-k", 0, 200, 1, "Choose among the k likeliest tokens (0 = all)"),
+        ("top_p", "Top-p", 0.0, 1.0, 0.05, "Choose among the likeliest tokens covering this probability"),
+        (
+            "dry_multiplier",
+            "Repetition guard (DRY)",
+            0.0,
+            5.0,
+            0.1,
+            "How strongly the assistant avoids repeating phrases it has already said (0 = off)",
+        ),
+        ("dry_allowed_length", "DRY: free repeat length", 1, 10, 1, "Repeats this many tokens long are free"),
+        (
+            "history_tokens",
+            "Earlier replies considered",
+            0,
+            4096,
+            64,
+            "How much of its own earlier replies (tokens) the repetition guards look at",
+        ),
+        ("repeat_penalty", "Repeat penalty", 1.0, 2.0, 0.05, "Penalty on recently used tokens (1 = off)"),
+        ("repeat_last_n", "Repeat penalty window", 0, 4096, 16, "Tokens the repeat penalty looks back"),
+        ("presence_penalty", "Presence penalty", 0.0, 2.0, 0.05, "Penalty on any token already used"),
+        ("frequency_penalty", "Frequency penalty", 0.0, 2.0, 0.05, "Penalty growing with each use"),
+        ("seed", "Seed", 0, 2**31 - 1, 1, "Random seed of the sampler"),
+    )
+
+    def _advanced_tab(self) -> QWidget:
+        """Sampling: how the assistant picks its words (README: Long conversations)."""
+        w = QWidget()
+        f = QFormLayout(w)
+        current = sampling_config(self.s.sampling)
+        self.sampling_boxes: dict[str, QSpinBox | QDoubleSpinBox] = {}
+        for key, label, lo, hi, step, tip in self.SAMPLING_FIELDS:
+            box = QSpinBox() if isinstance(step, int) else QDoubleSpinBox(decimals=2)
+            box.setRange(lo, hi)
+            box.setSingleStep(step)
+            box.setValue(getattr(current, key))
+            box.setToolTip(tip)
+            box.setAccessibleName(label)
+            self.sampling_boxes[key] = box
+            f.addRow(label, box)
+        reset = QPushButton("Reset to defaults")
+        reset.clicked.connect(self._reset_sampling)
+        f.addRow("", reset)
+        return w
+
+    def _reset_sampling(self) -> None:
+        defaults = SamplingConfig()
+        for key, box in self.sampling_boxes.items():
+            box.setValue(getattr(defaults, key))
+
+    def _sampling_overrides(self) -> dict[str, float]:
+        """Only the values that differ from the defaults are stored."""
+        defaults = SamplingConfig()
+        out = {}
+        for key, box in self.sampling_boxes.items():
+            value = box.value()
+            if abs(value - getattr(defaults, key)) > 1e-6:
+                out[key] = value
+        return out
+
     def test_voice(self) -> None:
         voice, rate, device = self.voice.currentData(), self.rate.value(), self.output_dev.currentData()
 
@@ -213,4 +279,5 @@ class SettingsDialog(QDialog):
             prompt=self.prompt.toPlainText().strip() or default_prompt(),
             voice=self.voice.currentData() or "",
             rate=self.rate.value(),
+            sampling=self._sampling_overrides(),
         )

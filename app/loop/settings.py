@@ -18,6 +18,7 @@ from pathlib import Path
 import platformdirs
 
 from app.brain.persona import default_prompt
+from app.brain.sampling import SamplingConfig
 
 log = logging.getLogger(__name__)
 CONFIG_ENV = "TALK_LLAMA_CONFIG"
@@ -53,6 +54,9 @@ class AppSettings:
     ptt_key: str = "Space"
     global_ptt: bool = False
     window_geometry: str = ""
+    # Sampler settings the user changed (SamplingConfig field -> value); the rest follow the
+    # defaults, so improved defaults reach everyone who did not tune them.
+    sampling: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def path(cls) -> Path:
@@ -98,8 +102,23 @@ class AppSettings:
             "end_silence_ms",
             "voice",
             "rate",
+            "sampling",
         )
         return any(getattr(self, k) != getattr(other, k) for k in keys)
+
+
+def sampling_config(overrides: dict[str, float]) -> SamplingConfig:
+    """SamplingConfig defaults with the user's overrides; unknown or mistyped entries are
+    ignored with a warning (a hand-edited settings file must not stop the app)."""
+    defaults = SamplingConfig()
+    kept = {}
+    for key, value in overrides.items():
+        default = getattr(defaults, key, None)
+        if default is None or not isinstance(value, int | float) or isinstance(value, bool):
+            log.warning("settings: ignoring sampling entry %s=%r", key, value)
+            continue
+        kept[key] = type(default)(value)
+    return dataclasses.replace(defaults, **kept)
 
 
 def assistant_config(s: AppSettings, session_dir: Path | None = None):
@@ -121,6 +140,7 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None):
             Path(s.llm_model) if s.llm_model else default_model_path("llm"),
             n_ctx=s.n_ctx,
             n_threads=s.threads,
+            sampling=sampling_config(s.sampling),
         ),
         stt=SttConfig(
             Path(s.whisper_model) if s.whisper_model else default_model_path("whisper"),
