@@ -53,7 +53,9 @@ CONFIGS: dict[str, dict] = {
     "dry-no-history": {"history_tokens": 0},
     "dry-256": {"history_tokens": 256},
     "dry-1024": {"history_tokens": 1024},
-    "dry-strong": {"dry_multiplier": 1.5},
+    "dry-0.8-llama-breakers": {"dry_multiplier": 0.8, "dry_breakers": ("\n", ":", '"', "*")},
+    "dry-llama-breakers": {"dry_breakers": ("\n", ":", '"', "*")},
+    "dry-3": {"dry_multiplier": 3.0},
     "dry-allow3": {"dry_allowed_length": 3},
     "dry+presence": {"presence_penalty": 0.5},
     "dry-norepeat": {"repeat_penalty": 1.0},
@@ -179,24 +181,24 @@ def main() -> None:
     modes = [f"ctx{n}" for n in args.ctx.split(",")] + ["fresh"]
     seeds = [int(s) for s in args.seeds.split(",")]
     result: dict = {"bench": "longchat", "turns": len(lines), "max_tokens": MAX_TOKENS, "configs": {}}
-    for name in args.configs.split(","):
-        sampling_fields = {**dataclasses.asdict(SamplingConfig()), **CONFIGS[name]}
-        runs: dict[str, dict[int, dict]] = {m: {} for m in modes}
-        for seed in seeds:  # seeds outermost: modes of one seed run back to back (same load)
-            sampling = SamplingConfig(**{**sampling_fields, "seed": seed})
+    names = args.configs.split(",")
+    runs: dict[str, dict[str, dict[int, dict]]] = {n: {m: {} for m in modes} for n in names}
+    for seed in seeds:  # configs interleaved per seed: they share the machine's load over time
+        for name in names:
+            fields = {**dataclasses.asdict(SamplingConfig()), **CONFIGS[name], "seed": seed}
             for mode in modes:
-                runs[mode][seed] = run_mode(mode, lines, sampling, args.threads)
-                r = runs[mode][seed]
+                r = runs[name][mode][seed] = run_mode(mode, lines, SamplingConfig(**fields), args.threads)
                 print(
                     f"# {name} seed {seed} {mode}: template {r['template_share']} ({r['template']!r}) "
                     f"on-topic {r['on_topic']} distinct2 {r['distinct2']} {r['tokens_per_s']} tok/s "
                     f"shifts {r['shifts']} recall {r['recall']} ({r['seconds']} s)",
                     flush=True,
                 )
+    for name in names:
         result["configs"][name] = {
             "sampling": CONFIGS[name],
-            "summary": {m: summarize(runs[m]) for m in modes},
-            "runs": runs,
+            "summary": {m: summarize(runs[name][m]) for m in modes},
+            "runs": runs[name],
         }
     (RESULTS / f"{args.name}-replies.json").write_text(json.dumps(result, indent=1, ensure_ascii=False))
     for config in result["configs"].values():

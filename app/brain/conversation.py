@@ -250,11 +250,15 @@ class Conversation:
         self._rollback(self.ledger.turns[-1])
         self.ledger.pop_turn()
 
+    def reply_spans(self) -> list[tuple[int, int]]:
+        """Cache positions [start, end) of the model's finished replies, oldest first."""
+        return self.ledger.reply_spans(len(self._close_tokens))
+
     def own_replies(self) -> list[int]:
         """Tokens of the model's finished replies still in the cache, oldest first."""
         ids = self.llama.input_ids
         out: list[int] = []
-        for start, end in self.ledger.reply_spans(len(self._close_tokens)):
+        for start, end in self.reply_spans():
             out += ids[start:end].tolist()
         return out
 

@@ -35,7 +35,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # llama_cpp is imported when a Sampler is made: the CLI reads SamplingConfig's
     import llama_cpp  # defaults for its flags and must start without loading the library.
 
-DRY_BREAKERS = ("\n", ":", '"', "*")  # llama.cpp's defaults
+# llama.cpp's defaults are "\n", ":", '"', "*" (for chat formatting and role play). Replies here
+# are spoken plain text, so only a line break ends a match: with ":" as a breaker the default
+# model was seen looping "The answer: The answer: The answer: ..." untouched by DRY.
+DRY_BREAKERS = ("\n",)
 
 
 @dataclass
@@ -51,9 +54,10 @@ class SamplingConfig:
     repeat_last_n: int = 64
     frequency_penalty: float = 0.0
     presence_penalty: float = 0.0
-    dry_multiplier: float = 0.8  # 0 = DRY off
+    dry_multiplier: float = 1.5  # 0 = DRY off
     dry_base: float = 1.75
     dry_allowed_length: int = 2
+    dry_breakers: tuple[str, ...] = DRY_BREAKERS  # a match never spans one of these
     history_tokens: int = 512  # the model's own earlier replies the samplers see (0 = this reply only)
 
 
@@ -69,7 +73,7 @@ class Sampler:
         chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
         add = llama_cpp.llama_sampler_chain_add
         if c.dry_multiplier > 0:
-            breakers = (ctypes.c_char_p * len(DRY_BREAKERS))(*(b.encode() for b in DRY_BREAKERS))
+            breakers = (ctypes.c_char_p * len(c.dry_breakers))(*(b.encode() for b in c.dry_breakers))
             # Window: everything the chain is fed in one turn (history + the longest reply).
             window = max(c.history_tokens, 0) + 4096
             add(

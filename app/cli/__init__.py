@@ -7,12 +7,10 @@ Heavy libraries are imported inside `run`, so `--help` and `--version` stay inst
 from __future__ import annotations
 
 import argparse
-import logging
 import os
-import sys
 from collections.abc import Sequence
 
-from app import __version__
+from app import __version__, logs
 from app.cli import chat, doctor, models_cmd, say, transcribe
 
 SUBCOMMANDS = [chat, transcribe, say, models_cmd, doctor]
@@ -25,19 +23,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"talk-llama {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv: debug)")
+    parser.add_argument("--minimized", action="store_true", help="open the window minimized (e.g. at login)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in SUBCOMMANDS:
         module.add_parser(sub)
     return parser
-
-
-def configure_logging(verbosity: int) -> None:
-    level = logging.WARNING - 10 * verbosity
-    logging.basicConfig(
-        level=max(level, logging.DEBUG),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -45,9 +35,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     parser = build_parser()
     args = parser.parse_args(argv)
-    configure_logging(args.verbose)
+    logs.setup(args.verbose)
     if args.command is None:
         from app.gui.app import run_gui
 
-        return run_gui()
+        return run_gui(minimized=args.minimized)
     return int(args.run(args) or 0)

@@ -73,6 +73,7 @@ class Transcript:
         self.args = args
         # Kept open for the whole chat (closed in close()): the dialogue is appended as it happens.
         self.file = open(args.file, "a", encoding="utf-8") if args.file else None  # noqa: SIM115
+        self._first_piece = False
 
     def line(self, text: str, end: str = "\n") -> None:
         if not self.args.jsonl:
@@ -80,6 +81,20 @@ class Transcript:
         if self.file:
             self.file.write(text + end)
             self.file.flush()
+
+    def begin_reply(self, bot: str) -> None:
+        """Start the `Bot: ...` line; pieces follow with `reply_piece`."""
+        self.line(f"{bot}:", end="")
+        self._first_piece = True
+
+    def reply_piece(self, piece: str) -> None:
+        """Append streamed reply text; the first piece is set off from the name by one space."""
+        if self._first_piece:
+            piece = piece.lstrip()
+            if not piece:
+                return
+            piece, self._first_piece = " " + piece, False
+        self.line(piece, end="")
 
     def close(self) -> None:
         if self.file:

@@ -36,11 +36,11 @@ def run_text(args: argparse.Namespace) -> int:
             if not text:
                 continue
             out.line(f"{person}: {text}")
-            out.line(f"{bot}:", end="")
+            out.begin_reply(bot)
             pieces = []
             for piece in conv.stream(text):
                 pieces.append(piece)
-                out.line(piece if pieces[1:] else " " + piece.lstrip(), end="")
+                out.reply_piece(piece)
             out.line("")
             reply = "".join(pieces).strip()
             if args.jsonl:

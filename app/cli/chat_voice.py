@@ -68,9 +68,9 @@ class TerminalView:
                 print(f"[ready: {hint}; Ctrl+C to quit]", file=sys.stderr, flush=True)
         elif ev.kind == "user":
             self.out.line(f"{self.person}: {d['text']}")
-            self.out.line(f"{self.bot}:", end="")
+            self.out.begin_reply(self.bot)
         elif ev.kind == "token":
-            self.out.line(d["text"], end="")
+            self.out.reply_piece(d["text"])
         elif ev.kind == "turn":
             self.out.line("")
             if self.args.jsonl:

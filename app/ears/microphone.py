@@ -4,7 +4,10 @@ The device is opened at 16 kHz when it supports it, otherwise at its default rat
 with soxr (streaming, so block edges are seamless). Everything captured goes into a bounded ring
 buffer (`ring_s` seconds; memory never grows), which gives push-to-talk its pre-roll: an
 utterance starts `preroll_s` before the press. Each ~20 ms block is also handed to `on_block`
-(the hands-free segmenter) and its level to `on_level` (a meter; ~50 Hz).
+(the hands-free segmenter); levels go to `on_level` (a meter) at most every `level_every_s`
+(the loudest block of the interval), only when they changed by 1 dB or a second passed, and not
+at all while `levels_enabled` is False (a hidden window): an idle app does not wake its front end
+50 times a second.
 
 Threads: PortAudio's callback thread calls `on_block`/`on_level`/`on_error`; keep them short.
 A stream error (device unplugged, stream finished unexpectedly) becomes `on_error(message)` and
@@ -93,12 +96,20 @@ class Microphone:
         on_block: Callable[[np.ndarray], None] | None = None,
         on_level: Callable[[Level], None] | None = None,
         on_error: Callable[[str], None] | None = None,
+        level_every_s: float = 0.04,
+        block_s: float = BLOCK_S,
     ) -> None:
         self.device = device
         self.preroll_s = preroll_s
         self.on_block = on_block
         self.on_level = on_level
         self.on_error = on_error
+        self.levels_enabled = True
+        self.block_s = block_s  # callback period: 20 ms for VAD; push-to-talk can take 40 (half the wake-ups)
+        self._level_every = int(level_every_s * RATE)
+        self._level_due = 0  # position of the next level report
+        self._level_max = Level(0.0, 0.0)
+        self._level_sent, self._level_sent_at = Level(0.0, 0.0), 0
         self._ring = np.zeros(int(ring_s * RATE), dtype=np.float32)
         self._written = 0  # total samples ever written (monotonic position)
         self._lock = threading.Lock()
@@ -135,7 +146,7 @@ class Microphone:
                 channels=1,
                 samplerate=rate,
                 dtype="float32",
-                blocksize=int(rate * BLOCK_S),
+                blocksize=int(rate * self.block_s),
                 callback=self._callback,
                 finished_callback=self._finished,
             )
@@ -179,10 +190,25 @@ class Microphone:
             self._ring[start : start + first] = block[:first]
             self._ring[: n - first] = block[first:]
             self._written += n
-        if self.on_level:
-            self.on_level(Level(float(np.sqrt(np.mean(block**2))), float(np.max(np.abs(block)))))
+        if self.on_level and self.levels_enabled:
+            self._report_level(block)
         if self.on_block:
             self.on_block(block)
+
+    def _report_level(self, block: np.ndarray) -> None:
+        """The interval's loudest block, when it differs by >= 1 dB from the last report (or a
+        second has passed): a steady room tone wakes nobody."""
+        rms, peak = float(np.sqrt(np.mean(block**2))), float(np.max(np.abs(block)))
+        m = self._level_max
+        self._level_max = Level(max(m.rms, rms), max(m.peak, peak))
+        if self._written < self._level_due:
+            return
+        level, self._level_max = self._level_max, Level(0.0, 0.0)
+        self._level_due = self._written + self._level_every
+        change_db = abs(20 * np.log10(max(level.rms, 1e-6) / max(self._level_sent.rms, 1e-6)))
+        if change_db >= 1.0 or self._written - self._level_sent_at >= RATE:
+            self._level_sent, self._level_sent_at = level, self._written
+            self.on_level(level)
 
     # ----- utterances -----------------------------------------------------------------------
     @property

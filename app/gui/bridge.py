@@ -27,6 +27,7 @@ class AssistantBridge(QObject):
         super().__init__(parent)
         self.assistant: Assistant | None = None
         self._lock = threading.Lock()
+        self._levels = True
 
     def _forward(self, ev: Event) -> None:
         self.event.emit(ev.kind, ev.data)
@@ -35,6 +36,7 @@ class AssistantBridge(QObject):
         """Start (or restart with new settings) in the background."""
         old = self.assistant
         self.assistant = Assistant(config, self._forward)
+        self.assistant.set_level_updates(self._levels)
         new = self.assistant
 
         def work() -> None:
@@ -65,6 +67,12 @@ class AssistantBridge(QObject):
     def new_conversation(self) -> None:
         if self.assistant:
             self.assistant.new_conversation()
+
+    def set_level_updates(self, enabled: bool) -> None:
+        """Microphone levels only while the window can show them (kept across restarts)."""
+        self._levels = enabled
+        if self.assistant:
+            self.assistant.set_level_updates(enabled)
 
     def history(self) -> list:
         conv = self.assistant.conversation if self.assistant else None

@@ -290,6 +290,23 @@ class MainWindow(QMainWindow):
                 return True
         return super().eventFilter(obj, event)
 
+    # ----- visibility: no microphone levels for a window nobody sees ---------------------------
+    def changeEvent(self, event) -> None:
+        if event.type() == QEvent.Type.WindowStateChange:
+            self._want_levels()
+        super().changeEvent(event)
+
+    def showEvent(self, event) -> None:
+        self._want_levels()
+        super().showEvent(event)
+
+    def hideEvent(self, event) -> None:
+        self._want_levels()
+        super().hideEvent(event)
+
+    def _want_levels(self) -> None:
+        self.bridge.set_level_updates(self.isVisible() and not self.isMinimized())
+
     # ----- closing -----------------------------------------------------------------------------
     def closeEvent(self, event) -> None:
         self.settings.window_geometry = bytes(self.saveGeometry().toBase64()).decode()

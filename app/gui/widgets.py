@@ -43,8 +43,11 @@ class LevelMeter(QWidget):
     def set_rms(self, rms: float) -> None:
         db = 20 * math.log10(max(rms, 1e-6))
         target = min(1.0, max(0.0, (db + 60) / 60))
-        self.level = target if target > self.level else self.level * 0.85 + target * 0.15
-        self.update()
+        level = target if target > self.level else self.level * 0.85 + target * 0.15
+        moved = abs(level - self.level) * self.width() >= 0.5  # repaint only a visible change
+        self.level = level
+        if moved:
+            self.update()
 
     def paintEvent(self, _event) -> None:
         p = QPainter(self)

@@ -96,6 +96,7 @@ class Assistant:
         self._early: EarlyTranscription | None = None  # set by the stt thread once whisper loads
         self.tentative = TentativeTurns(self._llm_q.put)  # hands-free turns started at a pause
         self._closed = False
+        self._levels_wanted = True
         self._threads: list[threading.Thread] = []
 
     # ----- lifecycle -------------------------------------------------------------------------
@@ -133,7 +134,10 @@ class Assistant:
             on_block=self._on_mic_block,
             on_level=self._on_level,
             on_error=self._on_mic_error,
+            # Hands-free segments by 20 ms frames; push-to-talk only keeps a ring (and a meter).
+            block_s=0.02 if self.config.hands_free else 0.04,
         )
+        self.mic.levels_enabled = self._levels_wanted
         try:
             self.mic.open()
         except MicrophoneError as exc:
@@ -199,6 +203,12 @@ class Assistant:
         self.interrupt()
         self._llm_q.put(self._reset_conversation)
 
+    def set_level_updates(self, enabled: bool) -> None:
+        """Whether `level` events are wanted (a front end that cannot show them says no)."""
+        self._levels_wanted = enabled
+        if self.mic is not None:
+            self.mic.levels_enabled = enabled
+
     # ----- callbacks from audio threads -------------------------------------------------------
     def _on_level(self, level: Level) -> None:
         self.emit(Event("level", {"rms": level.rms, "peak": level.peak}))
@@ -263,6 +273,7 @@ class Assistant:
     def _stt_loop(self) -> None:
         try:
             self.transcriber = Transcriber(self.config.stt, self.config.vad)
+            log.info("speech recognition ready (%s)", Path(self.config.stt.model_path).name)
             self.emit(Event("loading", {"part": "whisper", "done": True}))
         except Exception as exc:  # missing/corrupt model, library failure: keep typing usable
             self._error(f"Speech recognition unavailable: {exc}", "whisper")
@@ -329,6 +340,7 @@ class Assistant:
                 session_dir=c.session_dir,
             )
             stats = self.conversation.context_stats()
+            log.info("language model ready (%s)", Path(c.llm.model_path).name)
             self.emit(Event("loading", {"part": "llm", "done": True, "stats": stats}))
         except Exception as exc:
             self._error(f"Language model unavailable: {exc}", "llm")

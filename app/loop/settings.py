@@ -15,24 +15,11 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import platformdirs
-
 from app.brain.persona import default_prompt
 from app.brain.sampling import SamplingConfig
+from app.paths import config_dir, data_dir
 
 log = logging.getLogger(__name__)
-CONFIG_ENV = "TALK_LLAMA_CONFIG"
-
-
-def config_dir() -> Path:
-    return Path(os.environ.get(CONFIG_ENV) or platformdirs.user_config_dir("talk-llama"))
-
-
-def data_dir() -> Path:
-    env = os.environ.get(CONFIG_ENV)
-    return Path(env) / "data" if env else Path(platformdirs.user_data_dir("talk-llama"))
-
-
 @dataclass
 class AppSettings:
     llm_model: str = ""  # empty: the catalog default

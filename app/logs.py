@@ -1,0 +1,94 @@
+"""Where logs go: a rotating file in the platform's state folder, and the terminal only when asked.
+
+Native libraries (llama.cpp, ggml, whisper.cpp, Qt, PortAudio) print straight to file descriptor
+2, so their chatter ("repack tensor…", "whisper_model_load…", an aborted early transcription's
+"failed to encode") would fill the terminal. `setup()` points fd 2 at a pipe; a reader thread
+appends each line to the log file (logger `native`) and echoes it to the terminal only with
+`-v`. Python's `sys.stderr` (tracebacks, the console log handler, `print(..., file=sys.stderr)`)
+keeps writing to the real terminal through a duplicate of the original fd 2.
+
+Terminal: warnings and errors (`-v`: info and native lines, `-vv`: debug). File: info and native
+lines (`-vv`: debug), rotated at 1 MB, 3 old files kept, mode 0600 (it can hold what was said).
+Call `setup()` once, from the main thread, before native libraries load.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import faulthandler
+import logging
+import logging.handlers
+import os
+import sys
+import threading
+from pathlib import Path
+
+from app.paths import state_dir
+
+log = logging.getLogger(__name__)
+FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def log_path() -> Path:
+    return state_dir() / "talk-llama.log"
+
+
+class _NotNative(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.name != "native"
+
+
+def setup(verbosity: int, capture_native: bool = True) -> Path | None:
+    """Configure logging (see the module docstring); returns the log file's path, or None when
+    the state folder is not writable (then everything goes to the terminal as before)."""
+    root = logging.getLogger()
+    root.setLevel(logging.DEBUG)
+    terminal_stream = _take_native_stderr() if capture_native else sys.stderr
+    console = logging.StreamHandler(terminal_stream)
+    console.setLevel({0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG))
+    console.setFormatter(logging.Formatter(FORMAT))
+    if verbosity == 0:
+        console.addFilter(_NotNative())
+    root.addHandler(console)
+    path = log_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):
+            os.close(os.open(path, os.O_CREAT | os.O_APPEND | os.O_WRONLY, 0o600))
+            os.chmod(path, 0o600)
+        to_file = logging.handlers.RotatingFileHandler(
+            path, maxBytes=1_000_000, backupCount=3, encoding="utf-8"
+        )
+    except OSError as exc:
+        log.warning("cannot write the log file %s (%s); logging to the terminal only", path, exc)
+        return None
+    to_file.setLevel(logging.DEBUG if verbosity >= 2 else logging.INFO)
+    to_file.setFormatter(logging.Formatter(FORMAT))
+    root.addHandler(to_file)
+    return path
+
+
+def _take_native_stderr():
+    """Point fd 2 at a pipe read by a thread that logs each line as `native`; return a text
+    stream on the original stderr for Python's own output."""
+    try:
+        saved = os.dup(2)
+        read_fd, write_fd = os.pipe()
+        os.dup2(write_fd, 2)
+        os.close(write_fd)
+    except OSError:  # no fd 2 (some launchers): nothing to capture
+        return sys.stderr
+    terminal = os.fdopen(saved, "w", buffering=1, encoding="utf-8", errors="replace")
+    sys.stderr = terminal
+    faulthandler.enable(file=terminal)  # a native crash still reaches the terminal
+    threading.Thread(target=_pump, args=(read_fd,), daemon=True, name="native-log").start()
+    return terminal
+
+
+def _pump(read_fd: int) -> None:
+    native = logging.getLogger("native")
+    with os.fdopen(read_fd, "rb") as pipe:
+        for raw in pipe:
+            line = raw.decode("utf-8", "replace").rstrip()
+            if line:
+                native.info("%s", line)
