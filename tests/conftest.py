@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -80,3 +81,21 @@ def load16k(path: Path) -> np.ndarray:
 @pytest.fixture(scope="session")
 def speech_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("speech")
+
+
+@pytest.fixture
+def x11(tmp_path):
+    """A private Xvfb display; yields the environment for a Qt xcb subprocess."""
+    from app.gui.display import x_server_reachable
+
+    if shutil.which("Xvfb") is None:
+        pytest.fail("Xvfb is not installed; run `make test`, which installs it")
+    display = f":{80 + os.getpid() % 19}"
+    xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "1024x768x24", "-nolisten", "tcp"])
+    deadline = time.monotonic() + 30
+    while not x_server_reachable(display):
+        assert xvfb.poll() is None and time.monotonic() < deadline, "Xvfb did not start"
+        time.sleep(0.05)
+    yield {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "TALK_LLAMA_CONFIG": str(tmp_path)}
+    xvfb.terminate()
+    xvfb.wait(5)

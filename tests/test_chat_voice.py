@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -77,3 +79,54 @@ def test_hands_free_terminal_turn_and_clean_ctrl_c(virtual_audio, speech_dir, tm
         if proc.poll() is None:
             proc.kill()
     assert (tmp_path / "s" / "session.json").exists()
+
+
+NATIVE_MARKERS = ("whisper_", "llama_", "ggml", "repack", "load_tensors", "failed to encode", "ALSA lib")
+
+
+def test_terminal_shows_only_the_conversation(virtual_audio, speech_dir, tmp_path) -> None:
+    """Hands-free in a real pseudo-terminal, as a user sees it: status lines and `Name: text`,
+    no native library chatter (it goes to the log file instead)."""
+    import pty
+
+    wav = espeak("Tell me about the moon.", speech_dir / "chat-moon.wav", wpm=140)
+    leader, follower = pty.openpty()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "TALK_LLAMA_CONFIG": str(tmp_path / "cfg")}
+    cmd = [sys.executable, "-m", "app", "chat", "--ctx-size", "1024", "--temp", "0", "-mt", "24", "-p", "Sam"]
+    proc = subprocess.Popen(cmd, stdin=follower, stdout=follower, stderr=follower, env=env, close_fds=True)
+    os.close(follower)
+    seen = b""
+
+    def read_until(marker: bytes, timeout: float) -> None:
+        nonlocal seen
+        deadline = time.monotonic() + timeout
+        while marker not in seen:
+            assert time.monotonic() < deadline and proc.poll() is None, seen.decode(errors="replace")
+            try:
+                seen += os.read(leader, 4096)
+            except OSError:
+                break
+
+    try:
+        read_until(b"[ready", 90)
+        virtual_audio.play_into_mic(wav).wait(30)
+        read_until(b"Aria: ", 60)
+        read_until(b"\n", 60)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(15) == 0
+        with contextlib.suppress(OSError):
+            while chunk := os.read(leader, 4096):
+                seen += chunk
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(leader)
+    text = seen.decode(errors="replace").replace("\r", "")
+    lines = [line for line in text.split("\n") if line.strip()]
+    assert not [line for line in lines if any(m in line for m in NATIVE_MARKERS)], text
+    assert all(line.startswith(("[", "Sam: ", "Aria: ")) for line in lines), text
+    assert any(line.startswith("Sam: ") and "moon" in line.lower() for line in lines), text
+    assert re.search(r"^Aria: \S", text, re.M), text  # one space after the name, then the reply
+    log_text = (tmp_path / "cfg" / "state" / "talk-llama.log").read_text()
+    assert "whisper_" in log_text and "language model ready" in log_text
+    assert oct((tmp_path / "cfg" / "state" / "talk-llama.log").stat().st_mode & 0o777) == "0o600"

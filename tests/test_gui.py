@@ -5,8 +5,6 @@ states are saved under tests/artifacts/screenshots/."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -244,19 +242,6 @@ def test_last_session_is_restored_on_start(qtbot, config_dir, virtual_audio) -> 
     qtbot.waitUntil(lambda: len(w2.chat.messages) == 2, timeout=10000)
     assert w2.chat.messages[0].text == "My name is Sam and I like tea."
     close_window(w2)
-
-
-@pytest.fixture
-def x11(tmp_path):
-    """A private Xvfb display; yields the environment for a Qt xcb subprocess."""
-    if shutil.which("Xvfb") is None:
-        pytest.fail("Xvfb is not installed; run `make test`, which installs it")
-    display = f":{80 + os.getpid() % 19}"
-    xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "1024x768x24", "-nolisten", "tcp"])
-    time.sleep(1.0)
-    yield {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "TALK_LLAMA_CONFIG": str(tmp_path)}
-    xvfb.terminate()
-    xvfb.wait(5)
 
 
 def test_real_window_under_xvfb_with_xcb(x11) -> None:

@@ -13,6 +13,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from app import logs
 from app.catalog import catalog
 
 log = logging.getLogger(__name__)
@@ -132,11 +133,24 @@ def check_qt() -> list[Check]:
 
         plugins = Path(PySide6.__file__).parent / "Qt" / "plugins" / "platforms"
         names = sorted(p.name.removeprefix("libq").removesuffix(".so") for p in plugins.glob("*.so"))
-        return [
-            Check("qt", True, f"PySide6 {PySide6.__version__}, platform plugins: {', '.join(names)}", False)
-        ]
+        text = f"PySide6 {PySide6.__version__}, platform plugins: {', '.join(names)}"
+        out = [Check("qt", True, text, False)]
     except Exception as exc:
         return [Check("qt", False, f"Qt unavailable: {exc}; `talk-llama chat` still works", False)]
+    from app.gui.display import choose_platform, missing_xcb_packages
+
+    platform = choose_platform()
+    if platform.problem:
+        out.append(Check("qt", False, platform.problem, False))
+    else:
+        out.append(Check("qt", True, f"window platform: {platform.qpa or 'QT_QPA_PLATFORM as set'}", False))
+    if missing := missing_xcb_packages():
+        out.append(Check("qt", False, f"X11 needs: {', '.join(missing)} (apt install them)", False))
+    return out
+
+
+def check_logs() -> list[Check]:
+    return [Check("logs", True, f"log file (native library messages too): {logs.log_path()}", False)]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -148,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
         *check_audio(),
         *check_tts(),
         *check_qt(),
+        *check_logs(),
     ]
     section = None
     for c in checks:
