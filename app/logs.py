@@ -85,10 +85,16 @@ def _take_native_stderr():
     return terminal
 
 
+# Native lines that report something expected, logged at debug: whisper.cpp says "failed to
+# encode" when the app aborts an early transcription because the user kept talking.
+EXPECTED = ("failed to encode", "failed to decode")
+
+
 def _pump(read_fd: int) -> None:
     native = logging.getLogger("native")
     with os.fdopen(read_fd, "rb") as pipe:
         for raw in pipe:
             line = raw.decode("utf-8", "replace").rstrip()
             if line:
-                native.info("%s", line)
+                expected = any(e in line for e in EXPECTED)
+                native.log(logging.DEBUG if expected else logging.INFO, "%s", line)

@@ -148,7 +148,79 @@ def rows() -> list[tuple[str, str, str, str]]:
                 f"≥ 2× ({ok(lat['speedup_vs_sequential_p50'] >= 2)})",
             ),
         ]
+    if r := load("longchat"):
+        out += longchat_rows(r)
+    if r := load("idle"):
+        out += idle_rows(r)
     return out
+
+
+def longchat_rows(r: dict) -> list[tuple[str, str, str, str]]:
+    """Default sampler vs the fresh baseline (same sampler, same seed) and vs `today`."""
+    configs = r["configs"]
+    if "default" not in configs:
+        return []
+    runs, today = configs["default"]["runs"], configs.get("today", {}).get("runs")
+    fresh = runs["fresh"]
+    seeds = sorted(fresh)
+    out = []
+    for mode in [m for m in runs if m != "fresh"]:
+        n = mode.removeprefix("ctx")
+        per = [(runs[mode][s], fresh[s]) for s in seeds]
+        share = [a["template_share"] for a, _ in per]
+        fresh_share = [f["template_share"] for _, f in per]
+        met = all(a["template_share"] <= min(0.20, 2 * f["template_share"]) for a, f in per)
+        ratio = [round(a["on_topic"] / f["on_topic"], 2) for a, f in per]
+        today_share = [today[mode][s]["template_share"] for s in seeds] if today else []
+        out += [
+            (
+                "longchat",
+                f"template share, turns 21+, n_ctx {n}, seeds {', '.join(seeds)}",
+                f"{share} (fresh {fresh_share}; before: {today_share})",
+                f"≤ 2× fresh and ≤ 0.20, every seed ({ok(met)})",
+            ),
+            (
+                "longchat",
+                f"on-topic vs fresh, n_ctx {n}",
+                f"{ratio}× ({[a['on_topic'] for a, _ in per]} vs {[f['on_topic'] for _, f in per]})",
+                f"≥ 0.9×, every seed ({ok(min(ratio) >= 0.9)})",
+            ),
+        ]
+        if today:
+            speed = sum(runs[mode][s]["tokens_per_s"] for s in seeds) / len(seeds)
+            before = sum(today[mode][s]["tokens_per_s"] for s in seeds) / len(seeds)
+            out.append(
+                (
+                    "longchat",
+                    f"generation speed vs before (mean over seeds), n_ctx {n}",
+                    f"{speed / before:.3f}× ({speed:.1f} vs {before:.1f} tok/s)",
+                    f"≥ 0.95 ({ok(speed / before >= 0.95)})",
+                )
+            )
+        passed = sum(all(runs[mode][s]["recall"].values()) for s in seeds)
+        checks = ", ".join(runs[mode][seeds[0]]["recall"])
+        out.append(
+            (
+                "longchat",
+                f"recall after the conversation ({checks}), n_ctx {n}",
+                f"{passed}/{len(seeds)} seeds",
+                f"all ({ok(passed == len(seeds))})",
+            )
+        )
+    return out
+
+
+def idle_rows(r: dict) -> list[tuple[str, str, str, str]]:
+    targets = {"window": 2.0, "window-minimized": 1.0, "chat": 3.0}
+    return [
+        (
+            "idle",
+            f"CPU (% of one core) and RSS doing nothing, {mode}, {r['seconds']:.0f} s",
+            f"{m['cpu_percent']}% · {m['rss_mb']} MB",
+            f"≤ {targets[mode]}% ({ok(m['cpu_percent'] <= targets[mode])})" if mode in targets else "",
+        )
+        for mode, m in r["modes"].items()
+    ]
 
 
 def main() -> None:
