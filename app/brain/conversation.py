@@ -30,7 +30,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import llama_cpp
@@ -39,57 +38,12 @@ import numpy as np
 from app.brain.chat_format import ChatFormat, JinjaChatFormat, Part, PlainChatFormat, TemplateError
 from app.brain.ledger import Ledger
 from app.brain.persona import Persona
+from app.brain.records import LlmConfig, Message, TurnStats
 from app.brain.reply_text import ReplyText
-from app.brain.sampling import Sampler, SamplingConfig
+from app.brain.sampling import Sampler
 from app.catalog.catalog import check_file
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class LlmConfig:
-    """Model and sampling settings (defaults follow talk-llama)."""
-
-    model_path: Path
-    n_ctx: int = 2048
-    n_threads: int | None = None
-    n_gpu_layers: int = 0
-    sampling: SamplingConfig = field(default_factory=SamplingConfig)
-    max_tokens: int = 256
-    n_batch: int = 512
-    flash_attn: bool = False
-    discard_share: float = 0.5  # share of the non-kept space freed by one shift
-    max_user_share: float = 0.75  # a user turn is trimmed (head dropped) beyond this share
-
-
-@dataclass
-class Message:
-    role: str  # "user" | "assistant"
-    text: str
-    time: float = field(default_factory=time.time)
-    interrupted: bool = False
-
-
-@dataclass
-class TurnStats:
-    """Counters of one turn; `prompt_tokens` is exactly what was evaluated for the user segment."""
-
-    turn: int
-    prompt_tokens: int = 0
-    gen_tokens: int = 0
-    t_prompt_ms: float = 0.0
-    t_wait_ms: float = 0.0  # a speculative turn waiting to be confirmed (within t_first_token_ms)
-    primed_tokens: int = 0  # of prompt_tokens, evaluated ahead of the turn (see `prime`)
-    t_first_token_ms: float = 0.0
-    t_gen_ms: float = 0.0
-    n_past: int = 0
-    n_ctx: int = 0
-    n_keep: int = 0
-    shifts: int = 0
-    discarded: int = 0
-    shifts_in_reply: int = 0  # shifts made while generating (the reply outgrew the space)
-    stop_reason: str = ""
-    user_trimmed: int = 0
 
 
 class Conversation:

@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from datetime import datetime
 
-from app.brain.conversation import Message
+from app.brain.records import Message
 
 
 def to_markdown(messages: Sequence[Message], person: str, bot: str) -> str:

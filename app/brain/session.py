@@ -23,8 +23,9 @@ from pathlib import Path
 
 import llama_cpp
 
-from app.brain.conversation import Conversation, Message
+from app.brain.conversation import Conversation
 from app.brain.ledger import Ledger
+from app.brain.records import Message
 from app.catalog.catalog import sha256_of
 
 log = logging.getLogger(__name__)

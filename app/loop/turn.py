@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.brain.conversation import TurnStats
+from app.brain.records import TurnStats
 
 
 class Decision:

@@ -1,0 +1,56 @@
+"""Plain values the Conversation takes and hands out: its configuration, the history's messages
+and one turn's counters. No behaviour; safe to pass between threads once made."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.brain.sampling import SamplingConfig
+
+
+@dataclass
+class LlmConfig:
+    """Model and sampling settings (defaults follow talk-llama)."""
+
+    model_path: Path
+    n_ctx: int = 2048
+    n_threads: int | None = None
+    n_gpu_layers: int = 0
+    sampling: SamplingConfig = field(default_factory=SamplingConfig)
+    max_tokens: int = 256
+    n_batch: int = 512
+    flash_attn: bool = False
+    discard_share: float = 0.5  # share of the non-kept space freed by one shift
+    max_user_share: float = 0.75  # a user turn is trimmed (head dropped) beyond this share
+
+
+@dataclass
+class Message:
+    role: str  # "user" | "assistant"
+    text: str
+    time: float = field(default_factory=time.time)
+    interrupted: bool = False
+
+
+@dataclass
+class TurnStats:
+    """Counters of one turn; `prompt_tokens` is exactly what was evaluated for the user segment."""
+
+    turn: int
+    prompt_tokens: int = 0
+    gen_tokens: int = 0
+    t_prompt_ms: float = 0.0
+    t_wait_ms: float = 0.0  # a speculative turn waiting to be confirmed (within t_first_token_ms)
+    primed_tokens: int = 0  # of prompt_tokens, evaluated ahead of the turn (see `prime`)
+    t_first_token_ms: float = 0.0
+    t_gen_ms: float = 0.0
+    n_past: int = 0
+    n_ctx: int = 0
+    n_keep: int = 0
+    shifts: int = 0
+    discarded: int = 0
+    shifts_in_reply: int = 0  # shifts made while generating (the reply outgrew the space)
+    stop_reason: str = ""
+    user_trimmed: int = 0
