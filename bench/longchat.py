@@ -36,7 +36,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from app.brain.conversation import Conversation, LlmConfig
 from app.brain.persona import PINNED_TIME, Persona
-from app.brain.sampling import SamplingConfig
+from app.brain.sampling import Sampler, SamplingConfig
 from app.catalog.catalog import default_model_path
 from bench.common import ROOT, emit
 from bench.longchat_script import LINES, RECALL
@@ -53,6 +53,8 @@ CONFIGS: dict[str, dict] = {
     "dry-no-history": {"history_tokens": 0},
     "dry-256": {"history_tokens": 256},
     "dry-1024": {"history_tokens": 1024},
+    "dry-all-history": {"history_tokens": 1 << 20},
+    "dry-3-all-history": {"dry_multiplier": 3.0, "history_tokens": 1 << 20},
     "dry-0.8-llama-breakers": {"dry_multiplier": 0.8, "dry_breakers": ("\n", ":", '"', "*")},
     "dry-llama-breakers": {"dry_breakers": ("\n", ":", '"', "*")},
     "dry-3": {"dry_multiplier": 3.0},
@@ -111,6 +113,23 @@ def recall(conv: Conversation) -> dict[str, bool]:
     return out
 
 
+def sampler_cost(conv: Conversation, n: int = 200) -> dict[str, float]:
+    """ms per generated token spent in the sampler (reading the history once, then `n` draws
+    from the same logits), for `today` and this conversation's sampler, on the context the
+    conversation ended with. Generation speed is eval + sampler; the eval part is the same for
+    both, and comparing whole runs would mostly compare how full each run's context was."""
+    out = {}
+    for name, sampling in (("today", SamplingConfig(**CONFIGS["today"])), ("this", conv.config.sampling)):
+        sampler = Sampler(sampling, conv._vocab, conv.llama.n_vocab(), conv.n_ctx)
+        t0 = time.perf_counter()
+        sampler.start_turn(conv.own_replies())
+        for _ in range(n):
+            sampler.sample(conv.llama.ctx)
+        out[name] = round((time.perf_counter() - t0) * 1000 / n, 4)
+        sampler.close()
+    return out
+
+
 def make(n_ctx: int, sampling: SamplingConfig, threads: int) -> Conversation:
     cfg = LlmConfig(default_model_path("llm"), n_ctx=n_ctx, n_threads=threads, max_tokens=MAX_TOKENS)
     cfg.sampling = sampling
@@ -139,12 +158,14 @@ def run_mode(mode: str, lines: list[str], sampling: SamplingConfig, threads: int
             checks |= {k: v for k, v in recall(conv).items() if k == target}
     else:
         checks = recall(conv)
+    sampler_ms = None if fresh else sampler_cost(conv)
     result = {
         **scores(lines, replies),
         "tokens_per_s": round(gen_tokens / gen_s, 1),
         "gen_tokens": gen_tokens,
         "shifts": conv.shifts,
         "recall": checks,
+        "sampler_ms_per_token": sampler_ms,
         "seconds": round(time.perf_counter() - t0, 1),
         "replies": replies,  # kept in bench/results/<name>-replies.json, not in the printed line
     }

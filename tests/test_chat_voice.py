@@ -12,6 +12,7 @@ import sys
 import time
 
 from tests.conftest import espeak
+from tests.support.process import wait_for_line
 
 
 def test_hands_free_terminal_turn_and_clean_ctrl_c(virtual_audio, speech_dir, tmp_path) -> None:
@@ -43,11 +44,7 @@ def test_hands_free_terminal_turn_and_clean_ctrl_c(virtual_audio, speech_dir, tm
         env=env,
     )
     try:
-        deadline = time.monotonic() + 60
-        line = ""
-        while "[ready" not in line:
-            assert time.monotonic() < deadline and proc.poll() is None, "chat did not become ready"
-            line = proc.stderr.readline()
+        wait_for_line(proc, proc.stderr, "[ready")
         wav = espeak("What is your favorite color?", speech_dir / "chat-color.wav", wpm=140)
         virtual_audio.play_into_mic(wav).wait(30)
         row = json.loads(proc.stdout.readline())

@@ -7,9 +7,9 @@ import os
 import socket
 import subprocess
 import sys
-import time
 
 from app.gui.display import Platform, choose_platform
+from tests.support.process import wait_for_line
 
 
 def run_window(env: dict[str, str]) -> subprocess.CompletedProcess:
@@ -69,11 +69,7 @@ def test_verbose_window_names_its_platform(x11) -> None:
         text=True,
     )
     try:
-        deadline = time.monotonic() + 60
-        line = ""
-        while "Qt platform" not in line:
-            assert time.monotonic() < deadline and proc.poll() is None, "no platform line"
-            line = proc.stderr.readline()
+        line = wait_for_line(proc, proc.stderr, "Qt platform")
         assert line.rstrip().endswith("Qt platform: xcb")
     finally:
         proc.terminate()

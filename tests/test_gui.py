@@ -181,6 +181,7 @@ def test_sampling_is_tuned_in_advanced_settings(qtbot, config_dir) -> None:
     shot(dlg, "settings-advanced")
     assert dlg.result_settings().sampling == {}  # untouched: everything follows the defaults
     dlg.sampling_boxes["dry_multiplier"].setValue(1.2)
+    assert dlg.sampling_boxes["history_tokens"].text() == "All"  # the default, -1
     dlg.sampling_boxes["history_tokens"].setValue(256)
     new = dlg.result_settings()
     assert new.sampling == {"dry_multiplier": 1.2, "history_tokens": 256}

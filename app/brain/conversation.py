@@ -77,7 +77,7 @@ class Conversation:
         self._close_tokens = self._tokenize(self.format.reply_close())
         self._user_head = self._tokenize(self.format.user_head())
         self._primed: list[int] = []  # the user head, when evaluated ahead of the next turn
-        self._sampler = Sampler(config.sampling, self._vocab, llama.n_vocab())
+        self._sampler = Sampler(config.sampling, self._vocab, llama.n_vocab(), self.n_ctx)
         self.ledger = Ledger()
         self.history: list[Message] = []
         self.shifts = 0

@@ -4,7 +4,8 @@ A small chat model left alone copies its own recent replies: after ~20 turns mos
 one sentence with the topic word swapped in ("The word for Aria is bicycle."). Resetting the
 sampler at every turn hides that from the repetition penalties, which then only see the reply in
 progress. So at the start of each turn the chain is reset and then fed the model's **own earlier
-replies that are still in the context** (the newest `history_tokens` of them; never the user's
+replies that are still in the context** (all of them by default: what the model can copy from
+is what the sampler must see; or the newest `history_tokens`; never the user's
 words, which a good answer repeats, nor the template's scaffolding or end-of-turn tokens, whose
 penalty would make replies run on). The samplers then judge each new token against what the
 model has already said:
@@ -54,18 +55,22 @@ class SamplingConfig:
     repeat_last_n: int = 64
     frequency_penalty: float = 0.0
     presence_penalty: float = 0.0
-    dry_multiplier: float = 1.5  # 0 = DRY off
+    dry_multiplier: float = 3.0  # 0 = DRY off
     dry_base: float = 1.75
     dry_allowed_length: int = 2
     dry_breakers: tuple[str, ...] = DRY_BREAKERS  # a match never spans one of these
-    history_tokens: int = 512  # the model's own earlier replies the samplers see (0 = this reply only)
+    # How much of the model's own earlier replies (still in the context) the samplers see:
+    # -1 = all of them, 0 = only the reply being generated, N = the newest N tokens.
+    history_tokens: int = -1
 
 
 class Sampler:
     """The native chain for one model. `start_turn(history)` before each reply, then `sample()`
     per token (the chosen token is accepted into the chain's history by llama.cpp itself)."""
 
-    def __init__(self, config: SamplingConfig, vocab: llama_cpp.llama_vocab_p, n_vocab: int) -> None:
+    def __init__(
+        self, config: SamplingConfig, vocab: llama_cpp.llama_vocab_p, n_vocab: int, n_ctx: int
+    ) -> None:
         import llama_cpp
 
         self._lib = llama_cpp
@@ -74,8 +79,8 @@ class Sampler:
         add = llama_cpp.llama_sampler_chain_add
         if c.dry_multiplier > 0:
             breakers = (ctypes.c_char_p * len(c.dry_breakers))(*(b.encode() for b in c.dry_breakers))
-            # Window: everything the chain is fed in one turn (history + the longest reply).
-            window = max(c.history_tokens, 0) + 4096
+            # Window: everything the chain is fed in one turn, which all sits in the context.
+            window = n_ctx
             add(
                 chain,
                 llama_cpp.llama_sampler_init_dry(
@@ -100,10 +105,10 @@ class Sampler:
 
     def start_turn(self, history: Sequence[int]) -> None:
         """Forget the last reply (and restart the seeded draw), then read `history`: the model's
-        earlier replies, oldest first; only the newest `history_tokens` are used."""
+        earlier replies, oldest first; only the newest `history_tokens` are used (-1: all)."""
         self._lib.llama_sampler_reset(self._chain)
-        n = max(self.config.history_tokens, 0)
-        for tok in list(history)[-n:] if n else []:
+        n = self.config.history_tokens
+        for tok in history if n < 0 else list(history)[-n:] if n else []:
             self._lib.llama_sampler_accept(self._chain, int(tok))
 
     def sample(self, ctx: llama_cpp.llama_context_p) -> int:

@@ -92,6 +92,7 @@ def run_voice(args: argparse.Namespace) -> int:
     out = Transcript(args)
     view = TerminalView(args, out, cfg.persona.bot, cfg.persona.person)
     assistant = Assistant(cfg, view)
+    assistant.set_level_updates(args.print_energy)  # a terminal shows levels only with -pe
     assistant.start()
     try:
         view.ready.wait()

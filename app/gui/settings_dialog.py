@@ -197,10 +197,11 @@ class SettingsDialog(QDialog):
         (
             "history_tokens",
             "Earlier replies considered",
-            0,
-            4096,
+            -1,
+            131072,
             64,
-            "How much of its own earlier replies (tokens) the repetition guards look at",
+            "How much of its own earlier replies (tokens) the repetition guards look at: All "
+            "(everything still in the context), or the newest N tokens (0: only the reply being written)",
         ),
         ("repeat_penalty", "Repeat penalty", 1.0, 2.0, 0.05, "Penalty on recently used tokens (1 = off)"),
         ("repeat_last_n", "Repeat penalty window", 0, 4096, 16, "Tokens the repeat penalty looks back"),
@@ -220,6 +221,8 @@ class SettingsDialog(QDialog):
             box.setRange(lo, hi)
             box.setSingleStep(step)
             box.setValue(getattr(current, key))
+            if lo < 0:
+                box.setSpecialValueText("All")  # shown for the minimum, -1
             box.setToolTip(tip)
             box.setAccessibleName(label)
             self.sampling_boxes[key] = box

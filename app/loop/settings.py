@@ -20,6 +20,8 @@ from app.brain.sampling import SamplingConfig
 from app.paths import config_dir, data_dir
 
 log = logging.getLogger(__name__)
+
+
 @dataclass
 class AppSettings:
     llm_model: str = ""  # empty: the catalog default
