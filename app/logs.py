@@ -14,6 +14,7 @@ Call `setup()` once, from the main thread, before native libraries load.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import faulthandler
 import logging
@@ -81,7 +82,17 @@ def _take_native_stderr():
     terminal = os.fdopen(saved, "w", buffering=1, encoding="utf-8", errors="replace")
     sys.stderr = terminal
     faulthandler.enable(file=terminal)  # a native crash still reaches the terminal
-    threading.Thread(target=_pump, args=(read_fd,), daemon=True, name="native-log").start()
+    pump = threading.Thread(target=_pump, args=(read_fd,), daemon=True, name="native-log")
+    pump.start()
+
+    def drain() -> None:
+        """At exit: give fd 2 back to the terminal (the pipe's writer closes, so the pump reads
+        to the end) and let the pump write what is still in the pipe."""
+        with contextlib.suppress(OSError):
+            os.dup2(saved, 2)
+        pump.join(timeout=2.0)
+
+    atexit.register(drain)
     return terminal
 
 
