@@ -34,6 +34,9 @@ def log_path() -> Path:
     return state_dir() / "talk-llama.log"
 
 
+_console: logging.Handler | None = None  # the terminal handler `setup` installed
+
+
 class _NotNative(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         return record.name != "native"
@@ -45,7 +48,8 @@ def setup(verbosity: int, capture_native: bool = True) -> Path | None:
     root = logging.getLogger()
     root.setLevel(logging.DEBUG)
     terminal_stream = _take_native_stderr() if capture_native else sys.stderr
-    console = logging.StreamHandler(terminal_stream)
+    global _console
+    console = _console = logging.StreamHandler(terminal_stream)
     console.setLevel({0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG))
     console.setFormatter(logging.Formatter(FORMAT))
     if verbosity == 0:
@@ -67,6 +71,13 @@ def setup(verbosity: int, capture_native: bool = True) -> Path | None:
     to_file.setFormatter(logging.Formatter(FORMAT))
     root.addHandler(to_file)
     return path
+
+
+def show_progress() -> None:
+    """Let the app's info lines reach the terminal (commands whose progress is their output,
+    like `models fetch`); native lines stay in the file unless -v."""
+    if _console is not None and _console.level > logging.INFO:
+        _console.setLevel(logging.INFO)
 
 
 def _take_native_stderr():

@@ -6,6 +6,7 @@ import argparse
 import logging
 from pathlib import Path
 
+from app import logs
 from app.catalog import catalog
 from app.catalog.catalog import ModelEntry
 
@@ -77,7 +78,7 @@ def run_fetch(args: argparse.Namespace) -> int:
     from app.catalog.ggml_whisper import GgmlFormatError
     from app.catalog.whisper_quant import QuantizeError
 
-    logging.getLogger("app").setLevel(min(logging.getLogger("app").getEffectiveLevel(), logging.INFO))
+    logs.show_progress()
     directory = catalog.models_dir(args.dir)
     try:
         entries = _selected(args)
