@@ -57,8 +57,10 @@ def setup(verbosity: int, capture_native: bool = True) -> Path | None:
     root.addHandler(console)
     path = log_path()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        # The folder is private (0700): rotated files inherit nothing, the folder protects all.
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with contextlib.suppress(OSError):
+            os.chmod(path.parent, 0o700)
             os.close(os.open(path, os.O_CREAT | os.O_APPEND | os.O_WRONLY, 0o600))
             os.chmod(path, 0o600)
         to_file = logging.handlers.RotatingFileHandler(

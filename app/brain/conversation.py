@@ -338,19 +338,21 @@ class Conversation:
         if tail:
             yield tail
 
-    def _turn_tokens(self, user: str, reply: str) -> list[int]:
-        return self._tokenize([*self.format.user(user), Part(reply, False)]) + self._close_tokens
+    def _turn_tokens(self, user: str, reply: str) -> tuple[list[int], int]:
+        """A past exchange's tokens, and how many of them are the user segment."""
+        head = self._tokenize(self.format.user(user))
+        return head + self._tokenize([Part(reply, False)]) + self._close_tokens, len(head)
 
     def turn_cost(self, user: str, reply: str) -> int:
         """Tokens a past exchange takes when replayed."""
-        return len(self._turn_tokens(user, reply))
+        return len(self._turn_tokens(user, reply)[0])
 
     def append_turn(self, user: str, reply: str) -> None:
         """Evaluate a past exchange as one turn (session replay); no generation."""
-        tokens = self._turn_tokens(user, reply)
+        tokens, n_user = self._turn_tokens(user, reply)
         self._eval(self._open_turn(tokens))
         cut = len(tokens) - self.ledger.turns[-1]  # a turn larger than the space loses its head
-        self.ledger.mark_reply(max(0, len(self._tokenize(self.format.user(user))) - cut))
+        self.ledger.mark_reply(max(0, n_user - cut))
         self.turn_count += 1
         self.prime()
 

@@ -108,7 +108,9 @@ class Sampler:
         earlier replies, oldest first; only the newest `history_tokens` are used (-1: all)."""
         self._lib.llama_sampler_reset(self._chain)
         n = self.config.history_tokens
-        for tok in history if n < 0 else list(history)[-n:] if n else []:
+        if n >= 0:
+            history = history[max(len(history) - n, 0) :] if n else ()
+        for tok in history:
             self._lib.llama_sampler_accept(self._chain, int(tok))
 
     def sample(self, ctx: llama_cpp.llama_context_p) -> int:

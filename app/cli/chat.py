@@ -8,12 +8,9 @@ one JSON object per turn. Ctrl+C ends cleanly: the session is saved and devices 
 from __future__ import annotations
 
 import argparse
-import logging
 import signal
 
 from app.brain.sampling import SamplingConfig
-
-log = logging.getLogger(__name__)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
