@@ -10,6 +10,10 @@ keeps writing to the real terminal through a duplicate of the original fd 2.
 Terminal: warnings and errors (`-v`: info and native lines, `-vv`: debug). File: info and native
 lines (`-vv`: debug), rotated at 1 MB, 3 old files kept, mode 0600 (it can hold what was said).
 Call `setup()` once, from the main thread, before native libraries load.
+
+llama-cpp-python (verbose=False) points fd 2 itself at /dev/null, for the whole process, while it
+loads a model; a whisper model loading in another thread at that moment would lose its lines.
+Code that loads a native model holds `NATIVE_LOAD` so the two loads never overlap.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from app.paths import state_dir
 
 log = logging.getLogger(__name__)
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+NATIVE_LOAD = threading.Lock()  # held while a native model loads (see the module docstring)
 
 
 def log_path() -> Path:

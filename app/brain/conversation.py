@@ -42,6 +42,7 @@ from app.brain.records import LlmConfig, Message, TurnStats
 from app.brain.reply_text import ReplyText
 from app.brain.sampling import Sampler
 from app.catalog.catalog import check_file
+from app.logs import NATIVE_LOAD
 
 log = logging.getLogger(__name__)
 
@@ -56,16 +57,17 @@ class Conversation:
         self.persona = persona or Persona()
         if llama is None:
             check_file(Path(config.model_path), "llm")
-            llama = llama_cpp.Llama(
-                model_path=str(config.model_path),
-                n_ctx=config.n_ctx,
-                n_batch=min(config.n_batch, config.n_ctx),
-                n_threads=config.n_threads,
-                n_gpu_layers=config.n_gpu_layers,
-                seed=config.sampling.seed,
-                flash_attn=config.flash_attn,
-                verbose=False,
-            )
+            with NATIVE_LOAD:  # verbose=False silences fd 2 while it loads (app.logs)
+                llama = llama_cpp.Llama(
+                    model_path=str(config.model_path),
+                    n_ctx=config.n_ctx,
+                    n_batch=min(config.n_batch, config.n_ctx),
+                    n_threads=config.n_threads,
+                    n_gpu_layers=config.n_gpu_layers,
+                    seed=config.sampling.seed,
+                    flash_attn=config.flash_attn,
+                    verbose=False,
+                )
         self.llama = llama
         # llama.cpp may pad its context (e.g. 384 -> 512); llama-cpp-python's token array keeps
         # the requested size. The smaller one is the real limit.

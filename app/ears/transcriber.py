@@ -28,6 +28,7 @@ import numpy as np
 
 from app.catalog.catalog import check_file
 from app.ears.vad import SpeechStats, VadConfig, speech_stats
+from app.logs import NATIVE_LOAD
 
 log = logging.getLogger(__name__)
 RATE = 16000
@@ -161,14 +162,15 @@ class Transcriber:
         check_file(path, "whisper")
         self.english_only = ".en" in path.name
         self._lock = threading.Lock()
-        self._model = Model(
-            str(path),
-            n_threads=config.n_threads,
-            print_progress=False,
-            print_realtime=False,
-            print_timestamps=False,
-            redirect_whispercpp_logs_to=None,
-        )
+        with NATIVE_LOAD:  # whisper's load lines reach the log, never /dev/null
+            self._model = Model(
+                str(path),
+                n_threads=config.n_threads,
+                print_progress=False,
+                print_realtime=False,
+                print_timestamps=False,
+                redirect_whispercpp_logs_to=False,  # fd 2 is the app's log pipe (app.logs)
+            )
 
     def _language(self) -> str:
         if self.english_only:
