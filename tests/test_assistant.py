@@ -217,3 +217,28 @@ def test_push_to_talk_held_past_the_cap_is_sent_not_lost(virtual_audio, llm_mode
         a.shutdown()
     assert t.data["rejected"]  # silence: no turn, but the utterance was handed over, not dropped
     assert not a._listening
+
+
+def test_push_to_talk_with_the_window_hidden_uses_slow_blocks_and_hears_the_whole_question(
+    virtual_audio, llm_model, whisper_model, speech_dir
+) -> None:
+    """A front end that shows no meter (hidden window) lets the microphone wake 10x a second
+    instead of 25x; the question is still heard to its last word, and showing the meter again
+    brings back the fast period."""
+    rec = Recorder()
+    a = make(llm_model, whisper_model, rec)
+    try:
+        rec.wait_for("loading", 60, lambda e: e.data.get("part") == "whisper" and e.data.get("done"))
+        a.set_level_updates(False)
+        assert a.mic is not None and a.mic.is_open and a.mic.block_s == 0.1
+        a.press()
+        wav = espeak("How do I make a cup of tea?", speech_dir / "tea-hidden.wav", wpm=140)
+        virtual_audio.play_into_mic(wav).wait(30)
+        time.sleep(0.3)
+        a.release()
+        t = rec.wait_for("transcript", 60)
+        a.set_level_updates(True)
+        assert a.mic.block_s == 0.04 and a.mic.is_open
+    finally:
+        a.shutdown()
+    assert "cup of tea" in t.data["text"].lower(), t.data

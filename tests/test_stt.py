@@ -223,6 +223,44 @@ def test_push_to_talk_keeps_preroll(mic, virtual_audio, speech_dir, transcriber)
     assert words(result.text) == words("Remind me to call my mother tomorrow.")
 
 
+def wait_position(mic: Microphone, target: int, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while mic.position < target:
+        assert time.monotonic() < deadline, "the microphone stopped delivering audio"
+        time.sleep(0.01)
+
+
+def test_slow_blocks_keep_capturing_and_release_waits_for_the_block_in_flight(mic) -> None:
+    """set_block_s reopens the stream with the new period and keeps the ring; a release with
+    include_in_flight returns audio captured after the call (the end of the last word)."""
+    wait_position(mic, mic.position + RATE // 10)
+    before = mic.position
+    mic.set_block_s(0.1)
+    assert mic.is_open and mic.block_s == 0.1
+    sizes: list[int] = []
+    mic.on_block = lambda block: sizes.append(len(block))
+    wait_position(mic, before + RATE // 2)
+    assert sizes and all(n == RATE // 10 for n in sizes)
+    mic.start_utterance()
+    wait_position(mic, mic.position + 1)  # a callback has just run: the next is ~100 ms away
+    at_release = mic.position - mic.utterance_start
+    utt = mic.stop_utterance(include_in_flight=True)
+    assert len(utt) >= at_release + RATE // 10
+
+
+def test_a_failing_block_handler_does_not_stop_the_microphone(mic, caplog) -> None:
+    calls = []
+
+    def broken(block: np.ndarray) -> None:
+        calls.append(len(block))
+        raise ValueError("bug in a handler")
+
+    mic.on_block = broken
+    wait_position(mic, mic.position + RATE // 2)
+    assert mic.is_open and len(calls) > 5
+    assert sum("capture goes on" in r.getMessage() for r in caplog.records) == 1  # said once
+
+
 def test_levels_follow_the_voice_but_let_a_steady_room_sleep() -> None:
     """Level reports: >= 20 Hz while the sound changes (a meter that moves with the voice),
     about 1 Hz for a steady tone, none while disabled. Blocks are written as the stream's

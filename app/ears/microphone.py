@@ -3,15 +3,21 @@
 The device is opened at 16 kHz when it supports it, otherwise at its default rate and resampled
 with soxr (streaming, so block edges are seamless). Everything captured goes into a bounded ring
 buffer (`ring_s` seconds; memory never grows), which gives push-to-talk its pre-roll: an
-utterance starts `preroll_s` before the press. Each ~20 ms block is also handed to `on_block`
+utterance starts `preroll_s` before the press. Each block (`block_s`) is also handed to `on_block`
 (the hands-free segmenter); levels go to `on_level` (a meter) at most every `level_every_s`
 (the loudest block of the interval), only when they changed by 1 dB or a second passed, and not
 at all while `levels_enabled` is False (a hidden window): an idle app does not wake its front end
 50 times a second.
 
+The callback period (`block_s`) is the main cost of an idle app: PortAudio and the sound server
+wake once per block (20 ms: ~2% of a core here, 40 ms: ~1.2%, 100 ms: ~0.5%). `set_block_s()`
+changes it (reopening the stream; the ring keeps its contents).
+
 Threads: PortAudio's callback thread calls `on_block`/`on_level`/`on_error`; keep them short.
+An exception in them is logged and the stream goes on (PortAudio would stop it silently).
 A stream error (device unplugged, stream finished unexpectedly) becomes `on_error(message)` and
-the Microphone can be reopened with `open()`. `stop_utterance()` never blocks on the device.
+the Microphone can be reopened with `open()`. `stop_utterance()` blocks only when asked to wait
+for the block in flight (at most ~1.5 blocks), never on a dead device.
 """
 
 from __future__ import annotations
@@ -116,6 +122,8 @@ class Microphone:
         self._stream = None
         self._resampler: soxr.ResampleStream | None = None
         self._mark: int | None = None
+        self._written_cond = threading.Condition(self._lock)
+        self._callback_failed = False
         self.capture_rate = RATE
         self.overflows = 0
 
@@ -160,6 +168,15 @@ class Microphone:
         stream, self._stream = self._stream, None
         close_stream(stream, "input")
 
+    def set_block_s(self, block_s: float) -> None:
+        """Change the callback period; an open stream is reopened (a gap of a few tens of ms).
+        Call it from one thread at a time, not from the callback."""
+        if abs(block_s - self.block_s) < 1e-6:
+            return
+        self.block_s = block_s
+        if self._stream is not None:
+            self.open()
+
     @property
     def is_open(self) -> bool:
         return self._stream is not None and self._stream.active
@@ -173,8 +190,13 @@ class Microphone:
         if status and status.input_overflow:
             self.overflows += 1
         mono = indata[:, 0]
-        block = self._resampler.resample_chunk(mono) if self._resampler else mono.copy()
-        self.write(block)
+        try:
+            block = self._resampler.resample_chunk(mono) if self._resampler else mono.copy()
+            self.write(block)
+        except Exception:  # a bug downstream must not end the stream without a word
+            if not self._callback_failed:
+                log.exception("microphone block handling failed; capture goes on")
+            self._callback_failed = True
 
     def write(self, block: np.ndarray) -> None:
         """Append 16 kHz samples (the stream's callback does this; tests may too)."""
@@ -190,6 +212,7 @@ class Microphone:
             self._ring[start : start + first] = block[:first]
             self._ring[: n - first] = block[first:]
             self._written += n
+            self._written_cond.notify_all()
         if self.on_level and self.levels_enabled:
             self._report_level(block)
         if self.on_block:
@@ -230,11 +253,18 @@ class Microphone:
         """Push-to-talk pressed: the utterance begins `preroll_s` before now."""
         self._mark = max(0, self._written - int(self.preroll_s * RATE))
 
-    def stop_utterance(self) -> np.ndarray:
-        """Push-to-talk released: the utterance's samples (empty if none was started)."""
+    def stop_utterance(self, include_in_flight: bool = False) -> np.ndarray:
+        """Push-to-talk released: the utterance's samples (empty if none was started).
+
+        With `include_in_flight`, first wait (at most 1.5 blocks) for the block being captured
+        now: with long blocks its audio can hold the end of the last word."""
         if self._mark is None:
             return np.zeros(0, dtype=np.float32)
         mark, self._mark = self._mark, None
+        if include_in_flight and self.is_open:
+            with self._lock:
+                target = self._written + 1
+                self._written_cond.wait_for(lambda: self._written >= target, timeout=self.block_s * 1.5)
         return self.read(mark)
 
     @property

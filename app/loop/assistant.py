@@ -52,6 +52,7 @@ from app.loop.turn import Turn
 from app.voice.speaker import Speaker, SpeakerConfig, SpeakerEvent
 
 log = logging.getLogger(__name__)
+SLOW_BLOCK_S = 0.1  # microphone period when nothing watches the audio live (push-to-talk, hidden)
 
 
 @dataclass
@@ -134,8 +135,7 @@ class Assistant:
             on_block=self._on_mic_block,
             on_level=self._on_level,
             on_error=self._on_mic_error,
-            # Hands-free segments by 20 ms frames; push-to-talk only keeps a ring (and a meter).
-            block_s=0.02 if self.config.hands_free else 0.04,
+            block_s=self._mic_block_s(),
         )
         self.mic.levels_enabled = self._levels_wanted
         try:
@@ -176,7 +176,8 @@ class Assistant:
         if not self._listening or self.mic is None:
             return
         self._listening = False
-        audio = self.mic.stop_utterance()
+        audio = self.mic.stop_utterance(include_in_flight=self.mic.block_s >= SLOW_BLOCK_S)
+        self._mic_block_due()
         self._set_state(State.TRANSCRIBING)
         self._stt_q.put((audio, time.perf_counter(), -1, True))
 
@@ -204,10 +205,27 @@ class Assistant:
         self._llm_q.put(self._reset_conversation)
 
     def set_level_updates(self, enabled: bool) -> None:
-        """Whether `level` events are wanted (a front end that cannot show them says no)."""
+        """Whether `level` events are wanted (a front end that cannot show them says no).
+        Call from one thread (the front end's); it may reopen the microphone (~50 ms)."""
         self._levels_wanted = enabled
         if self.mic is not None:
             self.mic.levels_enabled = enabled
+            self._mic_block_due()
+
+    def _mic_block_s(self) -> float:
+        """The microphone's callback period: 40 ms when someone needs the audio as it comes (the
+        hands-free segmenter, a level meter at 25 Hz), else 100 ms: push-to-talk only needs the
+        ring, and each wake-up costs CPU (see ears.microphone)."""
+        return 0.04 if self.config.hands_free or self._levels_wanted else SLOW_BLOCK_S
+
+    def _mic_block_due(self) -> None:
+        """Apply the wanted block size, unless an utterance is being held (no gap mid-word)."""
+        if self.mic is not None and not self._listening:
+            try:
+                self.mic.set_block_s(self._mic_block_s())
+            except MicrophoneError as exc:
+                self.mic = None
+                self._error(str(exc), "microphone")
 
     # ----- callbacks from audio threads -------------------------------------------------------
     def _on_level(self, level: Level) -> None:
