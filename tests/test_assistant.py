@@ -88,7 +88,7 @@ def test_push_to_talk_barges_in_and_next_question_is_answered(
     virtual_audio, llm_model, whisper_model, speech_dir, tmp_path
 ) -> None:
     rec = Recorder()
-    a = make(llm_model, whisper_model, rec, max_tokens=120)
+    a = make(llm_model, whisper_model, rec, max_tokens=400)  # still generating at the press
     try:
         a.send_text("Tell me a long story about a dragon who loves tea.")
         rec.wait_for("sentence", 60, lambda e: e.data["event"] == "sentence_started")
