@@ -231,8 +231,8 @@ def wait_position(mic: Microphone, target: int, timeout: float = 10.0) -> None:
 
 
 def test_slow_blocks_keep_capturing_and_release_waits_for_the_block_in_flight(mic) -> None:
-    """set_block_s reopens the stream with the new period and keeps the ring; a release with
-    include_in_flight returns audio captured after the call (the end of the last word)."""
+    """set_block_s reopens the stream with the new period and keeps the ring; with long blocks
+    a release returns audio captured after the call (the end of the last word)."""
     wait_position(mic, mic.position + RATE // 10)
     before = mic.position
     mic.set_block_s(0.1)
@@ -244,7 +244,7 @@ def test_slow_blocks_keep_capturing_and_release_waits_for_the_block_in_flight(mi
     mic.start_utterance()
     wait_position(mic, mic.position + 1)  # a callback has just run: the next is ~100 ms away
     at_release = mic.position - mic.utterance_start
-    utt = mic.stop_utterance(include_in_flight=True)
+    utt = mic.stop_utterance()
     assert len(utt) >= at_release + RATE // 10
 
 

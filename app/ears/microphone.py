@@ -16,8 +16,8 @@ changes it (reopening the stream; the ring keeps its contents).
 Threads: PortAudio's callback thread calls `on_block`/`on_level`/`on_error`; keep them short.
 An exception in them is logged and the stream goes on (PortAudio would stop it silently).
 A stream error (device unplugged, stream finished unexpectedly) becomes `on_error(message)` and
-the Microphone can be reopened with `open()`. `stop_utterance()` blocks only when asked to wait
-for the block in flight (at most ~1.5 blocks), never on a dead device.
+the Microphone can be reopened with `open()`. With long blocks (> 50 ms) `stop_utterance()` waits
+for the block in flight (at most ~1.5 blocks, never on a dead device).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from app.sound_devices import close_stream
 log = logging.getLogger(__name__)
 RATE = 16000
 BLOCK_S = 0.02
+WAIT_IN_FLIGHT_S = 0.05  # blocks longer than this are waited for at the end of an utterance
 
 
 class MicrophoneError(RuntimeError):
@@ -253,15 +254,15 @@ class Microphone:
         """Push-to-talk pressed: the utterance begins `preroll_s` before now."""
         self._mark = max(0, self._written - int(self.preroll_s * RATE))
 
-    def stop_utterance(self, include_in_flight: bool = False) -> np.ndarray:
+    def stop_utterance(self) -> np.ndarray:
         """Push-to-talk released: the utterance's samples (empty if none was started).
 
-        With `include_in_flight`, first wait (at most 1.5 blocks) for the block being captured
-        now: with long blocks its audio can hold the end of the last word."""
+        With long blocks, first wait (at most 1.5 blocks) for the block being captured now: its
+        audio can hold the end of the last word. Short blocks are not worth the latency."""
         if self._mark is None:
             return np.zeros(0, dtype=np.float32)
         mark, self._mark = self._mark, None
-        if include_in_flight and self.is_open:
+        if self.block_s > WAIT_IN_FLIGHT_S and self.is_open:
             with self._lock:
                 target = self._written + 1
                 self._written_cond.wait_for(lambda: self._written >= target, timeout=self.block_s * 1.5)

@@ -52,7 +52,8 @@ from app.loop.turn import Turn
 from app.voice.speaker import Speaker, SpeakerConfig, SpeakerEvent
 
 log = logging.getLogger(__name__)
-SLOW_BLOCK_S = 0.1  # microphone period when nothing watches the audio live (push-to-talk, hidden)
+LIVE_BLOCK_S = 0.04  # microphone period when the audio is used as it comes (segmenter, meter)
+SLOW_BLOCK_S = 0.1  # ... and when nothing watches it live (push-to-talk, window hidden)
 
 
 @dataclass
@@ -176,7 +177,7 @@ class Assistant:
         if not self._listening or self.mic is None:
             return
         self._listening = False
-        audio = self.mic.stop_utterance(include_in_flight=self.mic.block_s >= SLOW_BLOCK_S)
+        audio = self.mic.stop_utterance()
         self._mic_block_due()
         self._set_state(State.TRANSCRIBING)
         self._stt_q.put((audio, time.perf_counter(), -1, True))
@@ -216,7 +217,7 @@ class Assistant:
         """The microphone's callback period: 40 ms when someone needs the audio as it comes (the
         hands-free segmenter, a level meter at 25 Hz), else 100 ms: push-to-talk only needs the
         ring, and each wake-up costs CPU (see ears.microphone)."""
-        return 0.04 if self.config.hands_free or self._levels_wanted else SLOW_BLOCK_S
+        return LIVE_BLOCK_S if self.config.hands_free or self._levels_wanted else SLOW_BLOCK_S
 
     def _mic_block_due(self) -> None:
         """Apply the wanted block size, unless an utterance is being held (no gap mid-word)."""
