@@ -1,66 +1,279 @@
-"""Echo guard for hands-free mode: the assistant must not hear itself as a user turn.
+"""Echo guard for hands-free mode: the assistant never hears itself, and hears the user over it.
 
-While the assistant speaks, the microphone also picks up its voice (speakers, or a loopback in
-tests). `EchoGuard` learns how loud that echo is relative to what is being played (the coupling)
-and, during playback, judges a microphone block to be the user talking over the assistant only
-when it is clearly louder than the expected echo. Sustained user speech (`barge_ms`) is a barge-in.
-Outside playback and its short tail (`tail_ms`, room reverberation), the microphone is not gated.
+While the assistant speaks, the microphone also picks up its voice (speakers in a room, or a
+loopback in tests). The guard knows exactly what was played (`note_output` receives every block
+the speaker writes) and works in three steps on each 20 ms microphone frame during playback:
 
-Thread-safety: `note_output` is called from the speaker's thread, `mic_block` from the audio
-callback thread; both only assign floats.
+1. **Cancel.** The played audio, placed on a timeline by when it was written (the output stream
+   is continuous, so a sample's place on the timeline plus a fixed device latency is when it is
+   heard), is the far-end reference of an adaptive echo canceller (speexdsp's MDF filter with
+   residual echo suppression, `speex_aec`). It learns the echo path from the signals themselves
+   and keeps it between replies. The echo arrives 0–400 ms after its reference (the filter's
+   length).
+2. **Judge.** A frame is the user's voice when what is left is speech (WebRTC VAD) and clearly
+   louder than three floors: an absolute one, the microphone's own noise, and the echo that could
+   still be left (`residual_db` below the loudest played frame of the last 400 ms). That last
+   floor is learned only from frames judged not to be the user (it follows the echo's peaks up
+   at once and relaxes by 1 dB/s as the canceller converges) and never during a speech run and
+   its hangover: the user's voice cannot teach the guard to ignore it. A digitally silent
+   microphone leaves nothing after cancellation, so any voice counts.
+3. **Decide over a window.** A barge-in is `barge_frames` voice frames among the last
+   `window_frames` (a short pause or one quieter frame does not reset it). The cleaned audio
+   from just before that run is then passed on (`Verdict.audio`), so the question that
+   interrupted the assistant is heard from its first word; so is everything the user says until
+   the gate opens again (`tail_ms` after playback ends).
+
+Outside playback and its tail the microphone passes unchanged. Without libspeexdsp the guard
+works on levels alone (step 2 on the raw microphone), which needs louder speech over a loud echo.
+
+Threads: `note_output` and `playback_stopped` run on the speaker's thread, `mic_block` on the
+audio callback thread; the reference timeline is shared under a lock; everything else belongs to
+the callback thread.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
+import soxr
+
+from app.ears import speex_aec
+from app.ears.vad import FRAME, RATE, FrameClassifier, VadConfig
+
+log = logging.getLogger(__name__)
+RESTART_GAP = RATE // 20  # 50 ms
+NO_PATH_NCC = 0.08  # below this correlation the microphone does not hear the speaker
 
 
 @dataclass
 class EchoConfig:
-    margin_db: float = 10.0  # user speech must exceed the expected echo by this much
-    barge_ms: int = 300  # this much over-echo speech during playback is a barge-in
-    tail_ms: int = 350  # the gate stays closed this long after playback ends
-    min_user_rms: float = 0.01
+    margin_db: float = 6.0  # the user's voice is this much above the echo that could be left
+    snr_db: float = 9.0  # ... and above the microphone's noise
+    min_db: float = -50.0  # ... and above this absolute level
+    window_frames: int = 10  # judge over the last 200 ms
+    barge_frames: int = 6  # this many voice frames in the window (120 ms) are a barge-in
+    hangover_frames: int = 25  # no learning for 500 ms after a voice frame
+    tail_ms: int = 350  # the gate stays closed this long after playback ends (reverberation)
+    echo_window_s: float = 0.4  # the echo of a sample arrives within this time (filter length)
+    preroll_frames: int = 15  # cleaned audio kept before a barge-in run (300 ms)
+    explained_db: float = 6.0  # the canceller removed this much: the frame was echo
+    use_canceller: bool = True
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What to do with one microphone block: `audio` for the segmenter (None: it is the
+    assistant's echo, drop it and reset the segmenter); `barge` when the user just started
+    talking over the assistant."""
+
+    audio: np.ndarray | None
+    barge: bool = False
+
+
+class _Timeline:
+    """The played audio at 16 kHz on the monotonic clock (index = seconds since start * RATE)."""
+
+    def __init__(self, seconds: float = 4.0) -> None:
+        self.t0 = time.monotonic()
+        self.ring = np.zeros(int(seconds * RATE), dtype=np.float32)
+        self.head = 0  # one past the last written sample
+        self.lock = threading.Lock()
+        self._resampler: soxr.ResampleStream | None = None
+        self._rate = 0
+
+    def now(self) -> int:
+        return int((time.monotonic() - self.t0) * RATE)
+
+    def append(self, samples: np.ndarray, rate: int) -> None:
+        if rate != RATE:
+            if self._resampler is None or self._rate != rate:
+                self._resampler, self._rate = soxr.ResampleStream(rate, RATE, 1, dtype="float32"), rate
+            samples = self._resampler.resample_chunk(samples.astype(np.float32))
+        with self.lock:
+            now = self.now()
+            # The speaker writes at the pace of the device, so `head` stays within a few ms of
+            # now; only a real gap (playback had stopped or ran dry) restarts it at now.
+            if self.head < now - RESTART_GAP:
+                self._zero(self.head, now)
+                self.head = now
+            self._put(self.head, samples)
+            self.head += len(samples)
+
+    def truncate(self) -> None:
+        """Playback was cut: what was queued beyond now will never be heard."""
+        with self.lock:
+            now = self.now()
+            if self.head > now:
+                self._zero(now, self.head)
+                self.head = now
+            self._resampler = None
+
+    def read(self, start: int, end: int) -> np.ndarray:
+        with self.lock:
+            cap = len(self.ring)
+            out = np.zeros(end - start, dtype=np.float32)
+            lo, hi = max(start, self.head - cap), min(end, self.head)
+            if hi > lo:
+                out[lo - start : hi - start] = self.ring[np.arange(lo, hi) % cap]
+            return out
+
+    def _put(self, start: int, samples: np.ndarray) -> None:
+        cap = len(self.ring)
+        samples = samples[-cap:]
+        self.ring[np.arange(start, start + len(samples)) % cap] = samples
+
+    def _zero(self, start: int, end: int) -> None:
+        self._put(start, np.zeros(min(end - start, len(self.ring)), dtype=np.float32))
+
+
+def _db(x: np.ndarray) -> float:
+    return float(10 * np.log10(np.mean(np.square(x, dtype=np.float64)) + 1e-12))
 
 
 class EchoGuard:
-    def __init__(self, config: EchoConfig | None = None) -> None:
-        self.config = config or EchoConfig()
-        self.coupling = 1.0  # mic_rms / output_rms; starts pessimistic (loud echo)
-        self._out_rms = 0.0
-        self._playing_until = 0.0
-        self._over_ms = 0.0
+    """See the module docstring for the design and the threading contract."""
 
-    def note_output(self, rms: float, duration_s: float) -> None:
-        """The speaker is playing a block of this RMS for `duration_s` from now."""
-        self._out_rms = rms
-        self._playing_until = time.monotonic() + duration_s + self.config.tail_ms / 1000
+    def __init__(self, config: EchoConfig | None = None) -> None:
+        self.config = c = config or EchoConfig()
+        self._timeline = _Timeline()
+        self._playing_until = 0.0
+        self._aec = None
+        if c.use_canceller:
+            if speex_aec.available():
+                self._aec = speex_aec.SpeexEchoCanceller(FRAME, RATE, c.echo_window_s)
+            else:
+                log.warning("echo cancellation off: %s", speex_aec.speexdsp_problem())
+        self._vad = FrameClassifier(VadConfig())
+        self._pending = np.zeros(0, dtype=np.float32)
+        self._mic_index: int | None = None  # timeline index of the next microphone sample
+        self.noise_db: float | None = None  # the microphone's noise (dB), from its first block
+        self._levels: deque[float] = deque(maxlen=150)
+        self.residual_db = 0.0  # echo left after cancellation, relative to the far end's peak
+        self._last_mic_db = -120.0
+        self.echo_path: float | None = None  # last echo-path check (see _path_check)
+        self._path_mic: list[np.ndarray] = []
+        self._path_far: list[np.ndarray] = []
+        self._recent: deque[bool] = deque(maxlen=c.window_frames)
+        self._cleaned: deque[np.ndarray] = deque(maxlen=c.preroll_frames)
+        self._since_voice = 10**9
+        self._user_talking = False  # a barge-in happened; pass the user's audio until ungated
+
+    # ----- speaker side ---------------------------------------------------------------------
+    def note_output(self, samples: np.ndarray, rate: int) -> None:
+        """The speaker is about to write these samples (blocking write: they play next)."""
+        self._timeline.append(samples, rate)
+        tl = self._timeline
+        self._playing_until = tl.t0 + tl.head / RATE + self.config.tail_ms / 1000
 
     def playback_stopped(self) -> None:
+        self._timeline.truncate()
         self._playing_until = time.monotonic() + self.config.tail_ms / 1000
-        self._out_rms = 0.0
 
     @property
     def gated(self) -> bool:
         return time.monotonic() < self._playing_until
 
-    def mic_block(self, block: np.ndarray) -> tuple[bool, bool]:
-        """Judge one microphone block: (pass it to the segmenter?, is this a barge-in?)."""
+    # ----- microphone side ------------------------------------------------------------------
+    def mic_block(self, block: np.ndarray) -> Verdict:
+        """Judge one microphone block (any length; 20 ms frames inside). See `Verdict`."""
+        # The block's samples were captured before this call: labelling its end `now` puts
+        # every echo after its reference (the canceller is causal); bursts may run ahead 100 ms.
+        now = self._timeline.now()
+        if self._mic_index is None or not (now <= self._mic_index + len(block) <= now + RATE // 10):
+            self._mic_index = now - len(block)
+        self._mic_index += len(block)
         if not self.gated:
-            self._over_ms = 0.0
-            return True, False
-        rms = float(np.sqrt(np.mean(block.astype(np.float64) ** 2)))
-        expected = self.coupling * self._out_rms
-        if self._out_rms > 1e-4 and rms > 1e-6:
-            # learn the coupling from blocks that look like pure echo (slowly, and downwards fast)
-            ratio = rms / self._out_rms
-            self.coupling += (0.3 if ratio < self.coupling else 0.01) * (ratio - self.coupling)
-        loud = rms > max(self.config.min_user_rms, expected * 10 ** (self.config.margin_db / 20))
-        self._over_ms = self._over_ms + 1000 * len(block) / 16000 if loud else 0.0
-        barge = self._over_ms >= self.config.barge_ms
-        if barge:
-            self._over_ms = 0.0
-        return False, barge
+            self._ungated(block)
+            return Verdict(block)
+        self._pending = np.concatenate([self._pending, block]) if len(self._pending) else block
+        # Frames wait until the speaker has written their reference (it writes in step with the
+        # device, so at most a frame or two), or until it is clear nothing more will come.
+        first = self._mic_index - len(self._pending)
+        ready_to = max(self._timeline.head, now - RATE // 10)
+        n = max(0, min(len(self._pending), ready_to - first)) // FRAME * FRAME
+        if n == 0:
+            return Verdict(None, False) if not self._user_talking else Verdict(np.zeros(0, np.float32))
+        data, self._pending = self._pending[:n], self._pending[n:].copy()
+        window = int(self.config.echo_window_s * RATE)
+        far = self._timeline.read(first - window, first + n)
+        out, barge = [], False
+        for i in range(0, n, FRAME):
+            cleaned, voice = self._frame(data[i : i + FRAME], far[i : window + i + FRAME])
+            if self._user_talking:
+                out.append(cleaned)
+                continue
+            self._cleaned.append(cleaned)
+            self._recent.append(voice)
+            if sum(self._recent) >= self.config.barge_frames:
+                barge = self._user_talking = True
+                out.extend(self._cleaned)  # the run's start and a little before it
+                self._cleaned.clear()
+                self._recent.clear()
+        if out:
+            return Verdict(np.concatenate(out), barge)
+        return Verdict(None, False) if not self._user_talking else Verdict(np.zeros(0, np.float32))
+
+    def _ungated(self, block: np.ndarray) -> None:
+        """No playback: the microphone passes; learn its noise floor; forget the last run."""
+        self._user_talking = False
+        self._recent.clear()
+        self._cleaned.clear()
+        self._pending = np.zeros(0, dtype=np.float32)
+        self._learn_noise(_db(block))
+
+    def _learn_noise(self, level: float) -> None:
+        """Noise floor: a low percentile of the last 3 s of levels that were not the user."""
+        self._levels.append(level)
+        self.noise_db = float(np.percentile(self._levels, 10))
+
+    def _frame(self, mic: np.ndarray, far_window: np.ndarray) -> tuple[np.ndarray, bool]:
+        """One 20 ms frame during playback: (cleaned audio, is it the user's voice?)."""
+        c = self.config
+        cleaned = self._aec.process(mic, far_window[-FRAME:]) if self._aec is not None else mic
+        # speex returns the previous frame: compare it with the previous microphone frame
+        mic_db, self._last_mic_db = self._last_mic_db, _db(mic)
+        level = _db(cleaned)
+        if self.noise_db is None:
+            self._learn_noise(self._last_mic_db)
+        far_db = max(_db(f) for f in far_window.reshape(-1, FRAME))
+        far_active = far_db > self.noise_db + 20
+        echo_floor = far_db + self.residual_db + c.margin_db if far_active else -120.0
+        loud = level > max(c.min_db, self.noise_db + c.snr_db, echo_floor)
+        voice = loud and self._vad.model(cleaned)
+        self._since_voice = 0 if voice else self._since_voice + 1
+        if not voice and level > -119:  # (the canceller's first frame is exact zeros)
+            self._learn_noise(level)
+        if far_active and self._since_voice > c.hangover_frames:
+            # Frames that cannot be the user teach the floor: the canceller removed most of
+            # them (it explains them), or nothing but noise is there (no echo path at all).
+            removed = mic_db - level
+            explained = removed > c.explained_db and (level < echo_floor or removed > 2 * c.explained_db)
+            no_path = self.echo_path is not None and self.echo_path < NO_PATH_NCC
+            if explained or (no_path and level < self.noise_db + 3):
+                step = level - far_db - self.residual_db
+                self.residual_db += (0.2 if step > 0 else 0.05) * step
+        self._path_check(mic, far_window[-FRAME:], far_active)
+        return cleaned, voice
+
+    def _path_check(self, mic: np.ndarray, far: np.ndarray, far_active: bool) -> None:
+        """Every second of playback: is there an echo path at all? The best normalized
+        cross-correlation of microphone and reference over the echo window's lags (a headset
+        reads ~0, a speaker in a room well above `NO_PATH_NCC`)."""
+        if far_active:
+            self._path_mic.append(mic)
+            self._path_far.append(far)
+        if len(self._path_mic) < RATE // FRAME:
+            return
+        m, f = np.concatenate(self._path_mic), np.concatenate(self._path_far)
+        self._path_mic.clear()
+        self._path_far.clear()
+        size = 1 << int(np.ceil(np.log2(2 * len(m))))
+        xc = np.fft.irfft(np.fft.rfft(m, size) * np.conj(np.fft.rfft(f, size)), size)
+        lags = xc[: int(self.config.echo_window_s * RATE)]  # mic after reference
+        ncc = float(np.max(np.abs(lags)) / (np.linalg.norm(m) * np.linalg.norm(f) + 1e-9))
+        self.echo_path = ncc

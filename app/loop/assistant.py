@@ -247,13 +247,13 @@ class Assistant:
             return
         if not self.config.hands_free or self._listening or self.state == State.LOADING:
             return
-        passed, barge = self.echo.mic_block(block)
-        if barge and self.state in (State.THINKING, State.SPEAKING):
+        verdict = self.echo.mic_block(block)
+        if verdict.barge and self.state in (State.THINKING, State.SPEAKING):
             log.info("barge-in: the user is talking over the assistant")
             self.interrupt()
             self.emit(Event("notice", {"message": "barge-in"}))
-        if passed or barge:
-            self.segmenter.feed(block)
+        if verdict.audio is not None:
+            self.segmenter.feed(verdict.audio)
         else:
             self.segmenter.reset()
 

@@ -72,7 +72,8 @@ class Speaker(SentenceQueue):
     ):
         self.config = config or SpeakerConfig()
         self.on_event = on_event or (lambda e: None)
-        self.on_output: Callable[[float, float], None] | None = None  # (block rms, block seconds)
+        # Called with (samples, sample rate) just before each block is written (the echo guard).
+        self.on_output: Callable[[np.ndarray, int], None] | None = None
         self.available = True
         self.problem = ""
         try:
@@ -212,7 +213,7 @@ class Speaker(SentenceQueue):
                     break
                 chunk = pcm[start : start + block]
                 if self.on_output is not None:
-                    self.on_output(float(np.sqrt(np.mean(chunk**2))), len(chunk) / self._synth.sample_rate)
+                    self.on_output(chunk, self._synth.sample_rate)
                 stream.write(chunk)
             if gen == self._generation:
                 self._emit(SpeakerEvent("sentence_finished", text, index))

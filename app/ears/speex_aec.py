@@ -1,0 +1,115 @@
+"""Acoustic echo cancellation by speexdsp (the MDF canceller PulseAudio's echo-cancel uses).
+
+Why this library: it is small, maintained, packaged by every distribution (`libspeexdsp1`,
+already pulled in by PulseAudio/PipeWire) and has a stable C API; the WebRTC module on PyPI
+(`aec-audio-processing`) is a source-only package that needs a C++ compiler. There is no
+maintained Python binding, so this module is a thin ctypes binding: nothing of the algorithm is
+written here.
+
+`SpeexEchoCanceller.process(mic, far)` takes one frame (`frame` samples, 16 kHz float32) of the
+microphone and of the far end (what was played, aligned so its echo arrives later, within
+`filter_s`) and returns the microphone with the echo removed, then the residual echo suppressed
+by the speex preprocessor (noise suppression and AGC off). Not thread-safe: one caller thread.
+`available()` says whether the library could be loaded (`speexdsp_problem()` says why not).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import logging
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+ECHO_SET_SAMPLING_RATE = 24
+PREPROCESS_SET_DENOISE = 0
+PREPROCESS_SET_AGC = 2
+PREPROCESS_SET_ECHO_SUPPRESS = 20
+PREPROCESS_SET_ECHO_SUPPRESS_ACTIVE = 22
+PREPROCESS_SET_ECHO_STATE = 24
+
+
+@functools.cache
+def _lib() -> ctypes.CDLL | str:
+    """The loaded library, or a sentence saying why it is missing."""
+    name = ctypes.util.find_library("speexdsp") or "libspeexdsp.so.1"
+    try:
+        lib = ctypes.CDLL(name)
+    except OSError as exc:
+        return f"libspeexdsp is not installed ({exc}); install the libspeexdsp1 package"
+    vp, i16p = ctypes.c_void_p, ctypes.POINTER(ctypes.c_int16)
+    lib.speex_echo_state_init.restype = vp
+    lib.speex_echo_state_init.argtypes = [ctypes.c_int, ctypes.c_int]
+    lib.speex_echo_state_destroy.argtypes = [vp]
+    lib.speex_echo_state_reset.argtypes = [vp]
+    lib.speex_echo_ctl.argtypes = [vp, ctypes.c_int, vp]
+    lib.speex_echo_cancellation.argtypes = [vp, i16p, i16p, i16p]
+    lib.speex_preprocess_state_init.restype = vp
+    lib.speex_preprocess_state_init.argtypes = [ctypes.c_int, ctypes.c_int]
+    lib.speex_preprocess_state_destroy.argtypes = [vp]
+    lib.speex_preprocess_ctl.argtypes = [vp, ctypes.c_int, vp]
+    lib.speex_preprocess_run.argtypes = [vp, i16p]
+    return lib
+
+
+def available() -> bool:
+    return not isinstance(_lib(), str)
+
+
+def speexdsp_problem() -> str:
+    lib = _lib()
+    return lib if isinstance(lib, str) else ""
+
+
+def _int16(x: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(np.clip(x * 32768.0, -32768, 32767).astype(np.int16))
+
+
+class SpeexEchoCanceller:
+    """One echo canceller + residual echo suppressor. See the module docstring."""
+
+    def __init__(self, frame: int = 320, rate: int = 16000, filter_s: float = 0.4) -> None:
+        lib = _lib()
+        if isinstance(lib, str):
+            raise RuntimeError(lib)
+        self._lib, self.frame = lib, frame
+        self._echo = lib.speex_echo_state_init(frame, int(filter_s * rate))
+        self._pre = lib.speex_preprocess_state_init(frame, rate)
+        self._ctl(lib.speex_echo_ctl, self._echo, ECHO_SET_SAMPLING_RATE, rate)
+        self._ctl(lib.speex_preprocess_ctl, self._pre, PREPROCESS_SET_DENOISE, 0)
+        self._ctl(lib.speex_preprocess_ctl, self._pre, PREPROCESS_SET_AGC, 0)
+        self._ctl(lib.speex_preprocess_ctl, self._pre, PREPROCESS_SET_ECHO_SUPPRESS, -40)
+        self._ctl(lib.speex_preprocess_ctl, self._pre, PREPROCESS_SET_ECHO_SUPPRESS_ACTIVE, -15)
+        lib.speex_preprocess_ctl(self._pre, PREPROCESS_SET_ECHO_STATE, ctypes.c_void_p(self._echo))
+        self._out = np.zeros(frame, dtype=np.int16)
+        self._i16p = ctypes.POINTER(ctypes.c_int16)
+
+    @staticmethod
+    def _ctl(fn, state, request: int, value: int) -> None:
+        v = ctypes.c_int32(value)
+        fn(state, request, ctypes.byref(v))
+
+    def _ptr(self, a: np.ndarray):
+        return a.ctypes.data_as(self._i16p)
+
+    def process(self, mic: np.ndarray, far: np.ndarray) -> np.ndarray:
+        """One frame each (float32, `frame` samples): the microphone without the echo."""
+        rec, play = _int16(mic), _int16(far)
+        self._lib.speex_echo_cancellation(self._echo, self._ptr(rec), self._ptr(play), self._ptr(self._out))
+        self._lib.speex_preprocess_run(self._pre, self._ptr(self._out))
+        return self._out.astype(np.float32) / 32768.0
+
+    def reset(self) -> None:
+        self._lib.speex_echo_state_reset(self._echo)
+
+    def close(self) -> None:
+        if self._echo:
+            self._lib.speex_preprocess_state_destroy(self._pre)
+            self._lib.speex_echo_state_destroy(self._echo)
+            self._echo = self._pre = None
+
+    def __del__(self) -> None:
+        self.close()
