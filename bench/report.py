@@ -152,6 +152,8 @@ def rows() -> list[tuple[str, str, str, str]]:
         out += longchat_rows(r)
     if r := load("idle"):
         out += idle_rows(r)
+    if r := load("bargein"):
+        out += bargein_rows(r)
     return out
 
 
@@ -224,6 +226,30 @@ def idle_rows(r: dict) -> list[tuple[str, str, str, str]]:
         )
         for mode, m in r["modes"].items()
     ]
+
+
+def bargein_rows(r: dict) -> list[tuple[str, str, str, str]]:
+    out = []
+    for mic, m in r["mics"].items():
+        s = m["summary"]
+        rate = s["detected"] / s["trials"]
+        p50, p90 = s["to_silence_p50_ms"], s["to_silence_p90_ms"]
+        fast = p50 is not None and p50 <= 300 and p90 <= 500
+        out += [
+            (
+                "bargein",
+                f"{mic}: detected · question heard after it · speech start → silence p50 / p90",
+                f"{s['detected']}/{s['trials']} · {s['heard']}/{s['trials']} · {p50} / {p90} ms",
+                f"≥ 95%, ≤ 300 / 500 ms ({ok(rate >= 0.95 and fast)})",
+            ),
+            (
+                "bargein",
+                f"{mic}: false barge-ins · false turns over {s['replies']} whole replies",
+                f"{s['false_barges']} · {s['false_turns']}",
+                f"0 ({ok(s['false_barges'] == 0)})",
+            ),
+        ]
+    return out
 
 
 def main() -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from app import logs
 from app.catalog import catalog
+from app.ears import speex_aec
 
 log = logging.getLogger(__name__)
 CPU_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx_vnni", "amx_tile")
@@ -67,6 +68,9 @@ def check_libraries() -> list[Check]:
     for dist in ("sounddevice", "pyttsx3", "PySide6-Essentials", "numpy", "soxr"):
         ver = _version(dist)
         out.append(Check("libraries", ver is not None, f"{dist} {ver or 'not installed'}", False))
+    problem = speex_aec.speexdsp_problem()
+    text = problem or "libspeexdsp: echo cancellation for hands-free barge-in"
+    out.append(Check("libraries", not problem, text, False))
     return out
 
 

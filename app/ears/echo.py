@@ -60,7 +60,8 @@ class EchoConfig:
     hangover_frames: int = 25  # no learning for 500 ms after a voice frame
     tail_ms: int = 350  # the gate stays closed this long after playback ends (reverberation)
     echo_window_s: float = 0.4  # the echo of a sample arrives within this time (filter length)
-    preroll_frames: int = 15  # cleaned audio kept before a barge-in run (300 ms)
+    preroll_frames: int = 50  # cleaned audio kept before a barge-in decision (1 s: a short
+    # "Stop." that was not enough on its own is still heard with the question that followed)
     explained_db: float = 6.0  # the canceller removed this much: the frame was echo
     use_canceller: bool = True
 

@@ -1,0 +1,127 @@
+"""Voice barge-in on the real virtual devices: the echo guard (speexdsp canceller + judge) wired
+as in the app (tests/support/echo_rig), and once through the whole assistant."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import soundfile as sf
+
+from app.ears import speex_aec
+from app.ears.echo import EchoGuard
+from app.ears.transcriber import SttConfig, Transcriber
+from tests.conftest import espeak
+from tests.support.assistant_rig import Recorder, make
+from tests.support.echo_rig import EchoRig, room
+
+STORY = [
+    "Once upon a time there was a small dragon who lived by a quiet river in the mountains.",
+    "Every morning he brewed a pot of green tea and watched the fish jump in the sunlight.",
+]
+
+
+def wait_until(predicate, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_speexdsp_is_there_and_cancels_a_linear_echo() -> None:
+    """The library loads, and a delayed, attenuated copy of the far end is removed (>= 10 dB
+    after a few seconds), while a voice that is not in the far end passes (within 3 dB)."""
+    assert speex_aec.available(), speex_aec.speexdsp_problem()
+    rng = np.random.default_rng(0)
+    far = (rng.standard_normal(16000 * 6) * 0.1).astype(np.float32)
+    mic = np.zeros_like(far)
+    mic[800:] = 0.3 * far[:-800]  # 50 ms later, -10 dB
+    aec = speex_aec.SpeexEchoCanceller()
+    out = np.concatenate([aec.process(mic[i : i + 320], far[i : i + 320]) for i in range(0, len(far), 320)])
+
+    def db(x: np.ndarray) -> float:
+        return float(10 * np.log10(np.mean(x**2) + 1e-12))
+
+    assert db(mic[-16000:]) - db(out[-16000:]) >= 10
+    voice = (np.sin(np.arange(320 * 50) * 0.07) * 0.1).astype(np.float32)
+    silent = np.zeros(320, np.float32)
+    passed = np.concatenate([aec.process(voice[i : i + 320], silent) for i in range(0, len(voice), 320)])
+    assert abs(db(passed[3200:]) - db(voice[3200:])) < 3
+
+
+def test_talking_over_it_on_a_silent_headset_stops_it_and_the_words_are_kept(
+    virtual_audio, speech_dir, whisper_model
+) -> None:
+    """A headset that delivers digital silence (no echo path, no noise): a normal-level
+    "Stop. What is two plus two?" stops the voice, and the question is heard from its start."""
+    wav = espeak("Stop. What is two plus two?", speech_dir / "stop-two.wav", wpm=150)
+    rig = EchoRig()
+    try:
+        rig.say(STORY)
+        assert rig.started.wait(30)
+        time.sleep(1.0)
+        virtual_audio.play_into_mic(wav).wait(30)
+        assert wait_until(lambda: rig.barges, 3), "no barge-in"
+        assert not rig.speaker.busy
+        assert rig.got_utterance.wait(5), "the words after the barge-in were not passed on"
+        time.sleep(2.0)  # "Stop." and the question may come as two utterances
+    finally:
+        rig.close()
+    transcriber = Transcriber(SttConfig(whisper_model))
+    text = " ".join(transcriber.transcribe(u).text for u in rig.utterances).lower()
+    assert "stop" in text and ("two" in text or "2" in text), text
+
+
+def test_own_voice_through_a_room_never_barges_in(virtual_audio) -> None:
+    """Speaker looped into the microphone at -20 dB, faint room noise: two whole replies play
+    with no barge-in and nothing reaches the segmenter as an utterance."""
+    noise = speech_noise(virtual_audio)
+    rig = EchoRig()
+    try:
+        with room(virtual_audio, -20.0):
+            for _ in range(2):
+                rig.say(STORY)
+                assert rig.started.wait(30)
+                rig.quiet(60)
+    finally:
+        rig.close()
+        noise.terminate()
+    assert rig.barges == [] and rig.utterances == []
+
+
+def speech_noise(virtual_audio):
+    """-50 dBFS noise into the microphone for a minute (a quiet room)."""
+    path = virtual_audio.dir / "room-noise.wav"
+    noise = np.random.default_rng(1).standard_normal(16000 * 60).astype(np.float32) * 10 ** (-50 / 20)
+    sf.write(path, noise, 16000, subtype="PCM_16")
+    return virtual_audio.play_into_mic(path)
+
+
+def test_voice_barge_in_then_the_question_is_answered(
+    virtual_audio, llm_model, whisper_model, speech_dir
+) -> None:
+    """Hands-free, the whole assistant: talking over a long reply stops it (speech and
+    generation), and the question spoken over it becomes the next turn and is answered."""
+    wav = espeak("Stop. What is two plus two?", speech_dir / "stop-two.wav", wpm=150)
+    rec = Recorder()
+    a = make(llm_model, whisper_model, rec, hands_free=True, max_tokens=400)
+    try:
+        a.send_text("Tell me a long story about a dragon who loves tea.")
+        rec.wait_for("sentence", 60, lambda e: e.data["event"] == "sentence_started")
+        time.sleep(1.0)
+        virtual_audio.play_into_mic(wav).wait(30)
+        rec.wait_for("notice", 10, lambda e: e.data["message"] == "barge-in")
+        second = rec.wait_for("turn", 90, lambda e: "two" in e.data["user"].lower() or "2" in e.data["user"])
+    finally:
+        a.shutdown()
+    assert rec.of("turn")[0].data["interrupted"]
+    assert second.data["reply"]
+
+
+def test_guard_passes_the_microphone_untouched_when_nothing_plays() -> None:
+    guard = EchoGuard()
+    block = np.full(640, 0.2, dtype=np.float32)
+    verdict = guard.mic_block(block)
+    assert verdict.audio is block and not verdict.barge and not guard.gated
