@@ -71,7 +71,8 @@ def test_talking_over_it_on_a_silent_headset_stops_it_and_the_words_are_kept(
         rig.close()
     transcriber = Transcriber(SttConfig(whisper_model))
     text = " ".join(transcriber.transcribe(u).text for u in rig.utterances).lower()
-    assert "stop" in text and ("two" in text or "2" in text), text
+    assert "stop" in text and "plus" in text, text  # its first word and the question (tiny.en
+    # sometimes hears "two plus two" as "did you plus do": recognition is not what this checks)
 
 
 def test_own_voice_through_a_room_never_barges_in(virtual_audio) -> None:
@@ -113,7 +114,7 @@ def test_voice_barge_in_then_the_question_is_answered(
         time.sleep(1.0)
         virtual_audio.play_into_mic(wav).wait(30)
         rec.wait_for("notice", 10, lambda e: e.data["message"] == "barge-in")
-        second = rec.wait_for("turn", 90, lambda e: "two" in e.data["user"].lower() or "2" in e.data["user"])
+        second = rec.wait_for("turn", 90, lambda e: "plus" in e.data["user"].lower())
     finally:
         a.shutdown()
     assert rec.of("turn")[0].data["interrupted"]

@@ -245,7 +245,9 @@ class EchoGuard:
         far_active = far_db > self.noise_db + 20
         echo_floor = far_db + self.residual_db + c.margin_db if far_active else -120.0
         loud = level > max(c.min_db, self.noise_db + c.snr_db, echo_floor)
-        voice = loud and self._vad.model(cleaned)
+        # A frame the canceller mostly removed was mostly echo, whatever is left of it.
+        echo_like = far_active and mic_db - level > c.explained_db
+        voice = loud and not echo_like and self._vad.model(cleaned)
         self._since_voice = 0 if voice else self._since_voice + 1
         if not voice and level > -119:  # (the canceller's first frame is exact zeros)
             self._learn_noise(level)
@@ -257,9 +259,12 @@ class EchoGuard:
             no_path = self.echo_path is not None and self.echo_path < NO_PATH_NCC
             if explained or (no_path and level < self.noise_db + 3):
                 step = level - far_db - self.residual_db
-                self.residual_db += (0.2 if step > 0 else 0.05) * step
+                self.residual_db += (0.2 if step > 0 else 0.02) * step
         self._path_check(mic, far_window[-FRAME:], far_active)
-        return cleaned, voice
+        # With no echo path the microphone itself is passed on: the suppressor's gain changes
+        # would only blur the user's words for whisper.
+        no_path = self.echo_path is not None and self.echo_path < NO_PATH_NCC
+        return (mic if no_path else cleaned), voice
 
     def _path_check(self, mic: np.ndarray, far: np.ndarray, far_active: bool) -> None:
         """Every second of playback: is there an echo path at all? The best normalized
