@@ -52,11 +52,11 @@ NO_PATH_NCC = 0.08  # below this correlation the microphone does not hear the sp
 
 @dataclass
 class EchoConfig:
-    margin_db: float = 6.0  # the user's voice is this much above the echo that could be left
+    margin_db: float = 8.0  # the user's voice is this much above the echo that could be left
     snr_db: float = 9.0  # ... and above the microphone's noise
     min_db: float = -50.0  # ... and above this absolute level
     window_frames: int = 10  # judge over the last 200 ms
-    barge_frames: int = 6  # this many voice frames in the window (120 ms) are a barge-in
+    barge_frames: int = 7  # this many voice frames in the window (140 ms) are a barge-in
     hangover_frames: int = 25  # no learning for 500 ms after a voice frame
     tail_ms: int = 350  # the gate stays closed this long after playback ends (reverberation)
     echo_window_s: float = 0.4  # the echo of a sample arrives within this time (filter length)
