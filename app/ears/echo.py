@@ -47,16 +47,17 @@ from app.ears.vad import FRAME, RATE, FrameClassifier, VadConfig
 
 log = logging.getLogger(__name__)
 RESTART_GAP = RATE // 20  # 50 ms
+FAR_SILENT_DB = -60.0  # quieter reference frames play nothing worth an echo
 NO_PATH_NCC = 0.08  # below this correlation the microphone does not hear the speaker
 
 
 @dataclass
 class EchoConfig:
-    margin_db: float = 8.0  # the user's voice is this much above the echo that could be left
+    margin_db: float = 6.0  # the user's voice is this much above the echo that could be left
     snr_db: float = 9.0  # ... and above the microphone's noise
     min_db: float = -50.0  # ... and above this absolute level
     window_frames: int = 10  # judge over the last 200 ms
-    barge_frames: int = 7  # this many voice frames in the window (140 ms) are a barge-in
+    barge_frames: int = 6  # this many voice frames in the window (120 ms) are a barge-in
     hangover_frames: int = 25  # no learning for 500 ms after a voice frame
     tail_ms: int = 350  # the gate stays closed this long after playback ends (reverberation)
     echo_window_s: float = 0.4  # the echo of a sample arrives within this time (filter length)
@@ -242,15 +243,15 @@ class EchoGuard:
         if self.noise_db is None:
             self._learn_noise(self._last_mic_db)
         far_db = max(_db(f) for f in far_window.reshape(-1, FRAME))
-        far_active = far_db > self.noise_db + 20
+        far_active = far_db > FAR_SILENT_DB  # the reference is digital: silence is (near) zero
         echo_floor = far_db + self.residual_db + c.margin_db if far_active else -120.0
         loud = level > max(c.min_db, self.noise_db + c.snr_db, echo_floor)
         # A frame the canceller mostly removed was mostly echo, whatever is left of it.
         echo_like = far_active and mic_db - level > c.explained_db
         voice = loud and not echo_like and self._vad.model(cleaned)
         self._since_voice = 0 if voice else self._since_voice + 1
-        if not voice and level > -119:  # (the canceller's first frame is exact zeros)
-            self._learn_noise(level)
+        if not far_active and not voice and level > -119:  # the canceller starts with zeros
+            self._learn_noise(level)  # (while the far end plays, the level holds its echo)
         if far_active and self._since_voice > c.hangover_frames:
             # Frames that cannot be the user teach the floor: the canceller removed most of
             # them (it explains them), or nothing but noise is there (no echo path at all).
