@@ -6,17 +6,20 @@ the speaker writes) and works in three steps on each 20 ms microphone frame duri
 
 1. **Cancel.** The played audio, placed on a timeline by when it was written (the output stream
    is continuous, so a sample's place on the timeline plus a fixed device latency is when it is
-   heard), is the far-end reference of an adaptive echo canceller (speexdsp's MDF filter with
-   residual echo suppression, `speex_aec`). It learns the echo path from the signals themselves
+   heard), is the far-end reference of an adaptive echo canceller (speexdsp's MDF filter,
+   `speex_aec`). It learns the echo path from the signals themselves
    and keeps it between replies. The echo arrives 0–400 ms after its reference (the filter's
    length).
 2. **Judge.** A frame is the user's voice when what is left is speech (WebRTC VAD) and clearly
-   louder than three floors: an absolute one, the microphone's own noise, and the echo that could
-   still be left (`residual_db` below the loudest played frame of the last 400 ms). That last
-   floor is learned only from frames judged not to be the user (it follows the echo's peaks up
-   at once and relaxes by 1 dB/s as the canceller converges) and never during a speech run and
-   its hangover: the user's voice cannot teach the guard to ignore it. A digitally silent
-   microphone leaves nothing after cancellation, so any voice counts.
+   louder than three floors: an absolute one, the microphone's own noise (learned while nothing
+   plays), and the echo that could still be left (`residual_db` below the loudest played frame of
+   the last 400 ms; it starts at 0 dB, the pessimistic guess). A frame the canceller mostly
+   removed is echo, never voice. The residual floor learns only from frames that cannot be the
+   user, ones the canceller explains (it removed most of them), never during a speech run and
+   its hangover, so the user's voice cannot teach the guard to ignore it; and a once-a-second
+   cross-correlation of microphone and reference measures the echo's level and caps the floor
+   (`_path_check`), which also covers the canceller's first seconds and a headset (no path). A
+   digitally silent microphone leaves nothing to explain, so any voice counts.
 3. **Decide over a window.** A barge-in is `barge_frames` voice frames among the last
    `window_frames` (a short pause or one quieter frame does not reset it). The cleaned audio
    from just before that run is then passed on (`Verdict.audio`), so the question that
@@ -64,6 +67,7 @@ class EchoConfig:
     preroll_frames: int = 50  # cleaned audio kept before a barge-in decision (1 s: a short
     # "Stop." that was not enough on its own is still heard with the question that followed)
     explained_db: float = 6.0  # the canceller removed this much: the frame was echo
+    coupling_slack_db: float = 3.0  # the measured echo level caps the floor, plus this (reverb)
     use_canceller: bool = True
 
 
@@ -156,7 +160,6 @@ class EchoGuard:
         self.noise_db: float | None = None  # the microphone's noise (dB), from its first block
         self._levels: deque[float] = deque(maxlen=150)
         self.residual_db = 0.0  # echo left after cancellation, relative to the far end's peak
-        self._last_mic_db = -120.0
         self.echo_path: float | None = None  # last echo-path check (see _path_check)
         self._path_mic: list[np.ndarray] = []
         self._path_far: list[np.ndarray] = []
@@ -199,7 +202,7 @@ class EchoGuard:
         ready_to = max(self._timeline.head, now - RATE // 10)
         n = max(0, min(len(self._pending), ready_to - first)) // FRAME * FRAME
         if n == 0:
-            return Verdict(None, False) if not self._user_talking else Verdict(np.zeros(0, np.float32))
+            return self._nothing()
         data, self._pending = self._pending[:n], self._pending[n:].copy()
         window = int(self.config.echo_window_s * RATE)
         far = self._timeline.read(first - window, first + n)
@@ -216,9 +219,11 @@ class EchoGuard:
                 out.extend(self._cleaned)  # the run's start and a little before it
                 self._cleaned.clear()
                 self._recent.clear()
-        if out:
-            return Verdict(np.concatenate(out), barge)
-        return Verdict(None, False) if not self._user_talking else Verdict(np.zeros(0, np.float32))
+        return Verdict(np.concatenate(out), barge) if out else self._nothing()
+
+    def _nothing(self) -> Verdict:
+        """No audio this time: echo to drop, unless the user is talking (then: more to come)."""
+        return Verdict(np.zeros(0, np.float32)) if self._user_talking else Verdict(None)
 
     def _ungated(self, block: np.ndarray) -> None:
         """No playback: the microphone passes; learn its noise floor; forget the last run."""
@@ -237,40 +242,41 @@ class EchoGuard:
         """One 20 ms frame during playback: (cleaned audio, is it the user's voice?)."""
         c = self.config
         cleaned = self._aec.process(mic, far_window[-FRAME:]) if self._aec is not None else mic
-        # speex returns the previous frame: compare it with the previous microphone frame
-        mic_db, self._last_mic_db = self._last_mic_db, _db(mic)
-        level = _db(cleaned)
+        mic_db, level = _db(mic), _db(cleaned)
         if self.noise_db is None:
-            self._learn_noise(self._last_mic_db)
+            self._learn_noise(mic_db)
         far_db = max(_db(f) for f in far_window.reshape(-1, FRAME))
         far_active = far_db > FAR_SILENT_DB  # the reference is digital: silence is (near) zero
         echo_floor = far_db + self.residual_db + c.margin_db if far_active else -120.0
         loud = level > max(c.min_db, self.noise_db + c.snr_db, echo_floor)
         # A frame the canceller mostly removed was mostly echo, whatever is left of it.
-        echo_like = far_active and mic_db - level > c.explained_db
+        removed = mic_db - level
+        echo_like = far_active and removed > c.explained_db
         voice = loud and not echo_like and self._vad.model(cleaned)
         self._since_voice = 0 if voice else self._since_voice + 1
         if not far_active and not voice and level > -119:  # the canceller starts with zeros
             self._learn_noise(level)  # (while the far end plays, the level holds its echo)
         if far_active and self._since_voice > c.hangover_frames:
-            # Frames that cannot be the user teach the floor: the canceller removed most of
-            # them (it explains them), or nothing but noise is there (no echo path at all).
-            removed = mic_db - level
+            # Frames that cannot be the user teach the floor: the canceller removed most of them.
             explained = removed > c.explained_db and (level < echo_floor or removed > 2 * c.explained_db)
-            no_path = self.echo_path is not None and self.echo_path < NO_PATH_NCC
-            if explained or (no_path and level < self.noise_db + 3):
+            if explained:
                 step = level - far_db - self.residual_db
                 self.residual_db += (0.2 if step > 0 else 0.02) * step
         self._path_check(mic, far_window[-FRAME:], far_active)
-        # With no echo path the microphone itself is passed on: the suppressor's gain changes
-        # would only blur the user's words for whisper.
-        no_path = self.echo_path is not None and self.echo_path < NO_PATH_NCC
-        return (mic if no_path else cleaned), voice
+        # With no echo path the microphone itself is passed on (the filter could only add noise).
+        return (mic if self._no_echo_path else cleaned), voice
+
+    @property
+    def _no_echo_path(self) -> bool:
+        return self.echo_path is not None and self.echo_path < NO_PATH_NCC
 
     def _path_check(self, mic: np.ndarray, far: np.ndarray, far_active: bool) -> None:
-        """Every second of playback: is there an echo path at all? The best normalized
-        cross-correlation of microphone and reference over the echo window's lags (a headset
-        reads ~0, a speaker in a room well above `NO_PATH_NCC`)."""
+        """Every second of playback, measure the echo path: the best normalized cross-correlation
+        of microphone and reference over the echo window's lags (`echo_path`: a headset reads ~0,
+        a speaker in a room well above `NO_PATH_NCC`) and, from it, the echo's level relative to
+        the reference. The correlation squared is the share of the microphone's power that is
+        echo, also while the user talks (their voice does not correlate), so this caps the
+        residual floor even before the canceller has converged."""
         if far_active:
             self._path_mic.append(mic)
             self._path_far.append(far)
@@ -284,3 +290,5 @@ class EchoGuard:
         lags = xc[: int(self.config.echo_window_s * RATE)]  # mic after reference
         ncc = float(np.max(np.abs(lags)) / (np.linalg.norm(m) * np.linalg.norm(f) + 1e-9))
         self.echo_path = ncc
+        coupling_db = _db(m) - _db(f) + 20 * np.log10(max(ncc, 1e-3))
+        self.residual_db = min(self.residual_db, coupling_db + self.config.coupling_slack_db)

@@ -8,8 +8,9 @@ written here.
 
 `SpeexEchoCanceller.process(mic, far)` takes one frame (`frame` samples, 16 kHz float32) of the
 microphone and of the far end (what was played, aligned so its echo arrives later, within
-`filter_s`) and returns the microphone with the echo removed, then the residual echo suppressed
-by the speex preprocessor (noise suppression and AGC off). Not thread-safe: one caller thread.
+`filter_s`) and returns the same frame with the (linear) echo removed. The preprocessor's
+residual echo suppression is not used: during double talk it also turns the user's voice down
+by up to 15 dB, and the user's voice is what the barge-in judge must hear. Not thread-safe: one caller thread.
 `available()` says whether the library could be loaded (`speexdsp_problem()` says why not).
 """
 
@@ -25,11 +26,6 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 ECHO_SET_SAMPLING_RATE = 24
-PREPROCESS_SET_DENOISE = 0
-PREPROCESS_SET_AGC = 2
-PREPROCESS_SET_ECHO_SUPPRESS = 20
-PREPROCESS_SET_ECHO_SUPPRESS_ACTIVE = 22
-PREPROCESS_SET_ECHO_STATE = 24
 
 
 @functools.cache
@@ -47,11 +43,6 @@ def _lib() -> ctypes.CDLL | str:
     lib.speex_echo_state_reset.argtypes = [vp]
     lib.speex_echo_ctl.argtypes = [vp, ctypes.c_int, vp]
     lib.speex_echo_cancellation.argtypes = [vp, i16p, i16p, i16p]
-    lib.speex_preprocess_state_init.restype = vp
-    lib.speex_preprocess_state_init.argtypes = [ctypes.c_int, ctypes.c_int]
-    lib.speex_preprocess_state_destroy.argtypes = [vp]
-    lib.speex_preprocess_ctl.argtypes = [vp, ctypes.c_int, vp]
-    lib.speex_preprocess_run.argtypes = [vp, i16p]
     return lib
 
 
@@ -69,7 +60,7 @@ def _int16(x: np.ndarray) -> np.ndarray:
 
 
 class SpeexEchoCanceller:
-    """One echo canceller + residual echo suppressor. See the module docstring."""
+    """One echo canceller. See the module docstring."""
 
     def __init__(self, frame: int = 320, rate: int = 16000, filter_s: float = 0.4) -> None:
         lib = _lib()
@@ -77,20 +68,10 @@ class SpeexEchoCanceller:
             raise RuntimeError(lib)
         self._lib, self.frame = lib, frame
         self._echo = lib.speex_echo_state_init(frame, int(filter_s * rate))
-        self._pre = lib.speex_preprocess_state_init(frame, rate)
-        self._ctl(lib.speex_echo_ctl, self._echo, ECHO_SET_SAMPLING_RATE, rate)
-        self._ctl(lib.speex_preprocess_ctl, self._pre, PREPROCESS_SET_DENOISE, 0)
-        self._ctl(lib.speex_preprocess_ctl, self._pre, PREPROCESS_SET_AGC, 0)
-        self._ctl(lib.speex_preprocess_ctl, self._pre, PREPROCESS_SET_ECHO_SUPPRESS, -40)
-        self._ctl(lib.speex_preprocess_ctl, self._pre, PREPROCESS_SET_ECHO_SUPPRESS_ACTIVE, -15)
-        lib.speex_preprocess_ctl(self._pre, PREPROCESS_SET_ECHO_STATE, ctypes.c_void_p(self._echo))
+        rate_value = ctypes.c_int32(rate)
+        lib.speex_echo_ctl(self._echo, ECHO_SET_SAMPLING_RATE, ctypes.byref(rate_value))
         self._out = np.zeros(frame, dtype=np.int16)
         self._i16p = ctypes.POINTER(ctypes.c_int16)
-
-    @staticmethod
-    def _ctl(fn, state, request: int, value: int) -> None:
-        v = ctypes.c_int32(value)
-        fn(state, request, ctypes.byref(v))
 
     def _ptr(self, a: np.ndarray):
         return a.ctypes.data_as(self._i16p)
@@ -99,7 +80,6 @@ class SpeexEchoCanceller:
         """One frame each (float32, `frame` samples): the microphone without the echo."""
         rec, play = _int16(mic), _int16(far)
         self._lib.speex_echo_cancellation(self._echo, self._ptr(rec), self._ptr(play), self._ptr(self._out))
-        self._lib.speex_preprocess_run(self._pre, self._ptr(self._out))
         return self._out.astype(np.float32) / 32768.0
 
     def reset(self) -> None:
@@ -107,9 +87,8 @@ class SpeexEchoCanceller:
 
     def close(self) -> None:
         if self._echo:
-            self._lib.speex_preprocess_state_destroy(self._pre)
             self._lib.speex_echo_state_destroy(self._echo)
-            self._echo = self._pre = None
+            self._echo = None
 
     def __del__(self) -> None:
         self.close()
