@@ -16,7 +16,7 @@ the speaker writes) and works in three steps on each 20 ms microphone frame duri
    the last 400 ms; it starts at 0 dB, the pessimistic guess). A frame the canceller mostly
    removed is echo, never voice. The residual floor learns only from frames that cannot be the
    user, ones the canceller explains (it removed most of them), never during a speech run and
-   its hangover, so the user's voice cannot teach the guard to ignore it; and a once-a-second
+   its hangover, so the user's voice cannot teach the guard to ignore it; and a twice-a-second
    cross-correlation of microphone and reference measures the echo's level and caps the floor
    (`_path_check`), which also covers the canceller's first seconds and a headset (no path). A
    digitally silent microphone leaves nothing to explain, so any voice counts.
@@ -271,7 +271,7 @@ class EchoGuard:
         return self.echo_path is not None and self.echo_path < NO_PATH_NCC
 
     def _path_check(self, mic: np.ndarray, far: np.ndarray, far_active: bool) -> None:
-        """Every second of playback, measure the echo path: the best normalized cross-correlation
+        """Every half second of playback, measure the echo path: the best normalized cross-correlation
         of microphone and reference over the echo window's lags (`echo_path`: a headset reads ~0,
         a speaker in a room well above `NO_PATH_NCC`) and, from it, the echo's level relative to
         the reference. The correlation squared is the share of the microphone's power that is
@@ -280,7 +280,7 @@ class EchoGuard:
         if far_active:
             self._path_mic.append(mic)
             self._path_far.append(far)
-        if len(self._path_mic) < RATE // FRAME:
+        if len(self._path_mic) < RATE // 2 // FRAME:
             return
         m, f = np.concatenate(self._path_mic), np.concatenate(self._path_far)
         self._path_mic.clear()
