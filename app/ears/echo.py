@@ -160,6 +160,7 @@ class EchoGuard:
         self.noise_db: float | None = None  # the microphone's noise (dB), from its first block
         self._levels: deque[float] = deque(maxlen=150)
         self.residual_db = 0.0  # echo left after cancellation, relative to the far end's peak
+        self._couplings: deque[float] = deque(maxlen=6)  # the last 3 s of path measurements
         self.echo_path: float | None = None  # last echo-path check (see _path_check)
         self._path_mic: list[np.ndarray] = []
         self._path_far: list[np.ndarray] = []
@@ -247,7 +248,7 @@ class EchoGuard:
             self._learn_noise(mic_db)
         far_db = max(_db(f) for f in far_window.reshape(-1, FRAME))
         far_active = far_db > FAR_SILENT_DB  # the reference is digital: silence is (near) zero
-        echo_floor = far_db + self.residual_db + c.margin_db if far_active else -120.0
+        echo_floor = far_db + self.floor_db + c.margin_db if far_active else -120.0
         loud = level > max(c.min_db, self.noise_db + c.snr_db, echo_floor)
         # A frame the canceller mostly removed was mostly echo, whatever is left of it.
         removed = mic_db - level
@@ -290,5 +291,13 @@ class EchoGuard:
         lags = xc[: int(self.config.echo_window_s * RATE)]  # mic after reference
         ncc = float(np.max(np.abs(lags)) / (np.linalg.norm(m) * np.linalg.norm(f) + 1e-9))
         self.echo_path = ncc
-        coupling_db = _db(m) - _db(f) + 20 * np.log10(max(ncc, 1e-3))
-        self.residual_db = min(self.residual_db, coupling_db + self.config.coupling_slack_db)
+        self._couplings.append(_db(m) - _db(f) + 20 * np.log10(max(ncc, 1e-3)))
+
+    @property
+    def floor_db(self) -> float:
+        """The echo that could be left, relative to the far end's peak: what the canceller taught,
+        capped by the loudest echo measured over the last 3 s (one measurement can be off: a
+        window of mostly silence, a path that just changed)."""
+        if not self._couplings:
+            return self.residual_db
+        return min(self.residual_db, max(self._couplings) + self.config.coupling_slack_db)

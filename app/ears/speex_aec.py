@@ -10,8 +10,8 @@ written here.
 microphone and of the far end (what was played, aligned so its echo arrives later, within
 `filter_s`) and returns the same frame with the (linear) echo removed. The preprocessor's
 residual echo suppression is not used: during double talk it also turns the user's voice down
-by up to 15 dB, and the user's voice is what the barge-in judge must hear. Not thread-safe: one caller thread.
-`available()` says whether the library could be loaded (`speexdsp_problem()` says why not).
+by up to 15 dB, and the user's voice is what the barge-in judge must hear. Not thread-safe: one
+caller thread. `available()` says whether the library loads; `speexdsp_problem()` says why not.
 """
 
 from __future__ import annotations
@@ -19,11 +19,8 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
-import logging
 
 import numpy as np
-
-log = logging.getLogger(__name__)
 
 ECHO_SET_SAMPLING_RATE = 24
 
@@ -40,7 +37,6 @@ def _lib() -> ctypes.CDLL | str:
     lib.speex_echo_state_init.restype = vp
     lib.speex_echo_state_init.argtypes = [ctypes.c_int, ctypes.c_int]
     lib.speex_echo_state_destroy.argtypes = [vp]
-    lib.speex_echo_state_reset.argtypes = [vp]
     lib.speex_echo_ctl.argtypes = [vp, ctypes.c_int, vp]
     lib.speex_echo_cancellation.argtypes = [vp, i16p, i16p, i16p]
     return lib
@@ -81,9 +77,6 @@ class SpeexEchoCanceller:
         rec, play = _int16(mic), _int16(far)
         self._lib.speex_echo_cancellation(self._echo, self._ptr(rec), self._ptr(play), self._ptr(self._out))
         return self._out.astype(np.float32) / 32768.0
-
-    def reset(self) -> None:
-        self._lib.speex_echo_state_reset(self._echo)
 
     def close(self) -> None:
         if self._echo:
