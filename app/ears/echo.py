@@ -164,6 +164,7 @@ class EchoGuard:
         self.echo_path: float | None = None  # last echo-path check (see _path_check)
         self._path_mic: list[np.ndarray] = []
         self._path_far: list[np.ndarray] = []
+        self._path_heard_voice = False
         self._recent: deque[bool] = deque(maxlen=c.window_frames)
         self._cleaned: deque[np.ndarray] = deque(maxlen=c.preroll_frames)
         self._since_voice = 10**9
@@ -275,17 +276,22 @@ class EchoGuard:
         """Every half second of playback, measure the echo path: the best normalized cross-correlation
         of microphone and reference over the echo window's lags (`echo_path`: a headset reads ~0,
         a speaker in a room well above `NO_PATH_NCC`) and, from it, the echo's level relative to
-        the reference. The correlation squared is the share of the microphone's power that is
-        echo, also while the user talks (their voice does not correlate), so this caps the
-        residual floor even before the canceller has converged."""
+        the reference (the correlation squared is the share of the microphone's power that is
+        echo), which caps the residual floor even before the canceller has converged. Windows
+        with the user's voice in them are left out: over half a second a loud voice correlates
+        with the reference by chance enough to look like an echo."""
         if far_active:
             self._path_mic.append(mic)
             self._path_far.append(far)
+            self._path_heard_voice |= self._since_voice == 0
         if len(self._path_mic) < RATE // 2 // FRAME:
             return
         m, f = np.concatenate(self._path_mic), np.concatenate(self._path_far)
         self._path_mic.clear()
         self._path_far.clear()
+        if self._path_heard_voice:  # the user's loud voice makes chance correlation look like echo
+            self._path_heard_voice = False
+            return
         size = 1 << int(np.ceil(np.log2(2 * len(m))))
         xc = np.fft.irfft(np.fft.rfft(m, size) * np.conj(np.fft.rfft(f, size)), size)
         lags = xc[: int(self.config.echo_window_s * RATE)]  # mic after reference
