@@ -158,7 +158,9 @@ def test_missing_model_is_reported_and_app_stays_up(tmp_path, whisper_model) -> 
     err = rec.wait_for("error", 30, lambda e: e.data["source"] == "llm")
     assert "missing.gguf" in err.data["message"] and "talk-llama models fetch" in err.data["message"]
     a.send_text("Hello?")
-    rec.wait_for("error", 10, lambda e: "No language model" in e.data["message"])
+    # the words are handed back to the front end with the reason, not dropped
+    back = rec.wait_for("unanswered", 10)
+    assert back.data["text"] == "Hello?" and "No language model" in back.data["message"]
     a.shutdown()
 
 

@@ -18,7 +18,9 @@ copying them (the small default model otherwise falls into one reply template wi
 
 Cancellation policy (barge-in): `stream()` checks `cancel` between tokens. A cancelled or capped
 reply is KEPT: its partial text is committed as the assistant turn and closed with the template's
-end-of-turn tokens, so the model remembers what it had said when it was interrupted.
+end-of-turn tokens, so the model remembers what it had said when it was interrupted. When the
+reply was being spoken, `amend_last_reply` then cuts it to what the listener heard (the
+generation runs ahead of the voice).
 
 Threading: a Conversation is owned by ONE thread (llama contexts are not thread-safe). All
 methods block on llama.cpp. `cancel` may be set from any thread.
@@ -84,6 +86,7 @@ class Conversation:
         self.history: list[Message] = []
         self.shifts = 0
         self.discarded = 0
+        self.dropped_turns = 0  # whole exchanges the shifts removed from the context
         self.turn_count = 0
         self.last_stats: TurnStats | None = None
         self.system_prompt = self.persona.render()
@@ -155,7 +158,7 @@ class Conversation:
             llama_cpp.llama_memory_clear(self._mem, True)
             self.llama.n_tokens = 0
             self.llama.eval(survivors)
-        self.ledger.apply_discard(n_discard)
+        self.dropped_turns += self.ledger.apply_discard(n_discard)
         self.shifts += 1
         self.discarded += n_discard
         log.info(
@@ -179,6 +182,7 @@ class Conversation:
             "n_keep": self.ledger.n_keep,
             "shifts": self.shifts,
             "discarded": self.discarded,
+            "dropped_turns": self.dropped_turns,
         }
 
     # ----- priming (module docstring) ---------------------------------------------------------
@@ -289,7 +293,7 @@ class Conversation:
                 log.info("turn withdrawn before its reply (%d prompt tokens taken back)", len(tokens))
                 self.prime()
                 return
-        self.history.append(Message("user", text))
+        self.history.append(Message("user", text, name=self.persona.person))
 
         reply = ReplyText(self.format.stop_strings)
         pending: int | None = None
@@ -332,13 +336,40 @@ class Conversation:
             stats.t_gen_ms = (time.perf_counter() - t_prompt) * 1000
             self.prime()  # the next turn's head (its time is in no turn's stats; shifts are)
             stats.stop_reason = reason
-            self.history.append(Message("assistant", reply.text, interrupted=reason == "cancelled"))
+            self.history.append(
+                Message("assistant", reply.text, interrupted=reason == "cancelled", name=self.persona.bot)
+            )
             stats.n_past, stats.n_keep = self.n_past, self.ledger.n_keep
             stats.shifts, stats.discarded = self.shifts - shifts0, self.discarded - discarded0
             stats.shifts_in_reply = self.shifts - shifts_after_prompt
             self.last_stats = stats
         if tail:
             yield tail
+
+    def amend_last_reply(self, text: str, unspoken: str = "") -> bool:
+        """Make the newest reply `text` (a barge-in cut it: `text` is what was heard): the cache
+        keeps the reply's tokens the new text shares, evaluates the rest and the end-of-turn
+        tokens; the history's message becomes `text`, interrupted, with `unspoken` kept apart for
+        display. False (nothing changed) when the newest turn is not a finished reply."""
+        if not self.history or self.history[-1].role != "assistant" or not self.ledger.turns:
+            return False
+        self.unprime()
+        at = self.ledger.replies[-1]
+        if at < 0:  # the reply's start was discarded by a shift: only the text can change
+            self.prime()
+            return False
+        start = self.n_past - self.ledger.turns[-1] + at
+        old = self.llama.input_ids[start : self.n_past].tolist()
+        new = self._tokenize([Part(text, False)]) + self._close_tokens
+        same = 0
+        while same < min(len(old), len(new)) and old[same] == new[same]:
+            same += 1
+        self._rollback(len(old) - same)
+        self._eval(new[same:])
+        last = self.history[-1]  # changed in place: front ends may hold it
+        last.text, last.interrupted, last.unspoken = text, True, unspoken
+        self.prime()
+        return True
 
     def _turn_tokens(self, user: str, reply: str) -> tuple[list[int], int]:
         """A past exchange's tokens, and how many of them are the user segment."""
@@ -388,6 +419,7 @@ class Conversation:
         self._primed = []
         self.history.clear()
         self.turn_count = 0
+        self.shifts = self.discarded = self.dropped_turns = 0
         self.prime()
 
     def close(self) -> None:

@@ -94,13 +94,15 @@ class Ledger:
         current = self.turns[-1] if self.turns else 0
         return discard + min(current, max(overflow, target) - discard)
 
-    def apply_discard(self, n_discard: int) -> None:
-        """Drop `n_discard` tokens after n_keep from the ledger (whole turns, then a head)."""
-        left = n_discard
+    def apply_discard(self, n_discard: int) -> int:
+        """Drop `n_discard` tokens after n_keep from the ledger (whole turns, then a head);
+        returns how many whole turns were dropped."""
+        left, dropped = n_discard, 0
         while left and self.turns:
             if self.turns[0] <= left and len(self.turns) > 1:
                 left -= self.turns.pop(0)
                 self.replies.pop(0)
+                dropped += 1
             else:
                 self.turns[0] -= left
                 if self.replies[0] >= 0:
@@ -108,3 +110,4 @@ class Ledger:
                 left = 0
         if left:
             raise ValueError("discard larger than the ledger")
+        return dropped

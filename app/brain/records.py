@@ -4,7 +4,7 @@ and one turn's counters. No behaviour; safe to pass between threads once made.""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from app.brain.sampling import SamplingConfig
@@ -28,10 +28,22 @@ class LlmConfig:
 
 @dataclass
 class Message:
+    """One line of the history. `text` is what the model has in its context (for a reply cut
+    by a barge-in: what was heard); `unspoken` the rest of that reply, for display only."""
+
     role: str  # "user" | "assistant"
     text: str
     time: float = field(default_factory=time.time)
     interrupted: bool = False
+    unspoken: str = ""
+    name: str = ""  # who said it, as named when it was said (a later rename keeps it)
+    details: dict = field(default_factory=dict)  # the turn's report (latency, tokens), replies only
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Message:
+        """From a saved session; fields this version does not know are ignored."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
 
 
 @dataclass

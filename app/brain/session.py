@@ -75,6 +75,7 @@ def _write(conv: Conversation, directory: Path) -> None:
         "ledger": {"n_keep": conv.ledger.n_keep, "turns": conv.ledger.turns, "replies": conv.ledger.replies},
         "shifts": conv.shifts,
         "discarded": conv.discarded,
+        "dropped_turns": conv.dropped_turns,
         "turn_count": conv.turn_count,
         "history": [asdict(m) for m in conv.history],
         "saved_at": time.time(),
@@ -89,7 +90,7 @@ def read_history(directory: Path) -> list[Message]:
     """The readable history of a saved session (empty if none/corrupt)."""
     try:
         meta = json.loads((directory / META).read_text(encoding="utf-8"))
-        return [Message(**m) for m in meta.get("history", [])]
+        return [Message.from_dict(m) for m in meta.get("history", [])]
     except (OSError, ValueError, TypeError):
         return []
 
@@ -110,10 +111,10 @@ def _load(conv: Conversation, directory: Path) -> LoadResult:
         return LoadResult(False)
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        history = [Message(**m) for m in meta.get("history", [])]
+        history = [Message.from_dict(m) for m in meta.get("history", [])]
     except (OSError, ValueError, TypeError) as exc:
-        msg = f"session {meta_path} is corrupt ({exc}); starting a new conversation"
-        log.warning(msg)
+        log.warning("session %s is corrupt (%s); starting a new conversation", meta_path, exc)
+        msg = "The saved conversation was corrupt, so a new conversation starts (the file was left as it is)."
         return LoadResult(False, message=msg, seconds=time.perf_counter() - t0)
     expected = fingerprint(conv)
     mismatch = [k for k, v in expected.items() if meta.get(k) != v]
@@ -122,14 +123,25 @@ def _load(conv: Conversation, directory: Path) -> LoadResult:
         if problem is None:
             conv.history = history
             conv.shifts, conv.discarded = meta.get("shifts", 0), meta.get("discarded", 0)
+            conv.dropped_turns = meta.get("dropped_turns", 0)
             conv.turn_count = meta.get("turn_count", len(history) // 2)
             return LoadResult(True, seconds=time.perf_counter() - t0)
-        msg = f"saved state unusable ({problem}); re-evaluating the conversation"
+        log.warning("saved state unusable (%s); re-evaluating the conversation", problem)
+        msg = "The saved memory of the conversation was unusable, so the assistant read it again."
     else:
-        msg = f"session was made with a different {', '.join(mismatch)}; re-evaluating the conversation"
-    log.warning(msg)
+        log.warning("session made with a different %s; re-evaluating the conversation", ", ".join(mismatch))
+        msg = _changed_message(mismatch)
     replayed = replay(conv, history)
     return LoadResult(False, replayed, msg, time.perf_counter() - t0)
+
+
+def _changed_message(changed: list[str]) -> str:
+    """What a changed setting means for the conversation, in plain words."""
+    if changed == ["persona"]:
+        return "The new persona applies from your next message; earlier turns stay as they were."
+    what = {"model_sha256": "language model", "n_ctx": "memory size", "persona": "persona"}
+    named = [what[k] for k in changed if k in what] or ["app version"]
+    return f"The conversation continues with the new {' and '.join(named)} (the assistant read it again)."
 
 
 def _restore_state(conv: Conversation, directory: Path, meta: dict) -> str | None:

@@ -75,6 +75,12 @@ class TerminalView:
             self.out.line("")
             if self.args.jsonl:
                 print(json.dumps({k: v for k, v in d.items()}, ensure_ascii=False, default=str), flush=True)
+        elif ev.kind == "heard" and not self.args.jsonl:
+            said = f'"{d["text"]}"' if d["text"] else "nothing"
+            note = f"[interrupted: {self.bot} said {said}; the rest was not spoken]"
+            print(note, file=sys.stderr, flush=True)
+        elif ev.kind == "unanswered":
+            print(f"[{d['message']} You said: {d['text']}]", file=sys.stderr, flush=True)
         elif ev.kind == "transcript" and d["rejected"]:
             print(f"[nothing heard: {d['reason']}]", file=sys.stderr, flush=True)
         elif ev.kind == "level" and self.args.print_energy:

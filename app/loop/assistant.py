@@ -9,9 +9,10 @@ playback; PortAudio's callback thread feeds the hands-free Segmenter. Hand-offs 
 Workers block on queues and events (only the turn report polls, every 10 ms, on its own
 short-lived thread). Every public method returns at once (safe from a GUI thread).
 
-Barge-in: `press()` (or, hands-free, sustained user speech over the echo) sets the current turn's
-cancel flag (generation stops within one token) and stops the Speaker (sound ends in a few ms).
-The interrupted reply is kept in the context, closed with the end-of-turn token (llm.py).
+Barge-in: `press()` (or, hands-free, sustained user speech over the echo) stops the Speaker
+(sound ends in a few ms; it says how far the sentence got) and sets the current turn's cancel
+flag (generation stops within one token). The conversation then keeps what the listener heard
+of the reply, closed with the end-of-turn tokens (`Responder.settle_heard`).
 
 Hands-free, whisper starts at a short pause (early_stt.py); when the utterance ends there, that
 result is the transcript, so the end-of-speech wait hides whisper's time. Its text also starts a
@@ -187,19 +188,24 @@ class Assistant:
         text = text.strip()
         if text:
             self.interrupt()
-            self._llm_q.put(Turn(text, time.perf_counter()))
+            self._llm_q.put(Turn(text, time.perf_counter(), typed=True))
 
     def interrupt(self) -> None:
-        """Barge-in: stop the voice now and the generation within one token."""
+        """Barge-in: stop the voice now and the generation within one token; the reply is then
+        remembered as far as it was heard (queued on the llm thread, before any next turn)."""
         self.tentative.withdraw()
         r = self.responder
+        speaking = self.speaker is not None and self.speaker.busy
+        if speaking:
+            self.speaker.stop()  # first: its sentence_cut says what the listener heard
+            self.echo.playback_stopped()
         for turn in (r.current, r.speaking) if r else ():
             if turn is not None:
                 self.tentative.withdraw_turn(turn)
                 turn.cancel.set()
-        if self.speaker is not None and self.speaker.busy:
-            self.speaker.stop()
-            self.echo.playback_stopped()
+        cut = r.speaking if r else None
+        if r is not None and cut is not None and (speaking or cut is r.current) and not cut.settled:
+            self._llm_q.put(lambda: r.settle_heard(cut))
 
     def new_conversation(self) -> None:
         self.interrupt()
@@ -276,6 +282,8 @@ class Assistant:
 
     def _on_speaker(self, ev: SpeakerEvent) -> None:
         turn = self.responder.speaking if self.responder else None
+        if turn is not None:
+            turn.heard.on_speaker(ev)
         if ev.kind == "sentence_started":
             if turn is not None and "first_audio" not in turn.stamps:
                 turn.stamps["first_audio"] = ev.t
@@ -286,7 +294,8 @@ class Assistant:
                 self._set_state(State.IDLE)
         elif ev.kind == "error":
             self._error(ev.message, "tts")
-        self.emit(Event("sentence", {"event": ev.kind, "index": ev.index, "text": ev.text}))
+        data = {"event": ev.kind, "index": ev.index, "text": ev.text, "heard": ev.heard}
+        self.emit(Event("sentence", data))
 
     # ----- workers -----------------------------------------------------------------------------
     def _stt_loop(self) -> None:
@@ -369,9 +378,22 @@ class Assistant:
                 item()
                 continue
             if self.responder is None:
-                self._error("No language model is loaded; choose a model in Settings.", "llm")
+                self._unanswered(item)
                 continue
             self.responder.run(item)
+        if self.responder is not None:
+            self.responder.save_session()  # the last turn's details arrived after its save
+
+    def _unanswered(self, turn: Turn) -> None:
+        """No language model: the words are handed back (front ends keep them), not dropped."""
+        self.emit(
+            Event(
+                "unanswered",
+                {"text": turn.text, "message": "No language model is loaded, so this was not answered."},
+            )
+        )
+        if not self._listening:
+            self._set_state(State.IDLE)
 
     def _reset_conversation(self) -> None:
         if self.conversation is not None:

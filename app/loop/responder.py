@@ -1,6 +1,7 @@
 """Answering one turn: wait for a tentative turn's confirmation, stream the reply, hand each
 sentence (the first may be a clause) to the Speaker as soon as it is complete, save the session,
-and report the turn once its speech has started.
+and report the turn once its speech has started. After a barge-in, `settle_heard` makes the
+assistant remember only what the listener heard of the reply (`heard.py`).
 
 Threads: `run` is called on the llm thread only (it owns the Conversation). `current` (the turn
 being generated) and `speaking` (the turn whose voice is playing) are read from other threads
@@ -18,6 +19,7 @@ from typing import Any
 
 from app.brain import session
 from app.brain.conversation import Conversation
+from app.brain.records import Message
 from app.loop.events import Event, State
 from app.loop.turn import Turn
 from app.voice.sentences import SentenceSplitter, speakable
@@ -50,6 +52,7 @@ class Responder:
         self.session_dir = session_dir
         self.current: Turn | None = None
         self.speaking: Turn | None = None
+        self.last_answered: Turn | None = None  # whose reply is the newest in the conversation
 
     def run(self, turn: Turn) -> None:
         """llm thread: answer `turn` (blocks until the reply is generated; a withdrawn tentative
@@ -66,6 +69,7 @@ class Responder:
             for piece in self.conversation.stream(turn.text, turn.cancel, proceed):
                 turn.stamps.setdefault("first_token", time.perf_counter())
                 pieces.append(piece)
+                turn.reply += piece
                 self._emit(Event("token", {"text": piece}))
                 for sentence in splitter.feed(piece):
                     self._speak(turn, sentence)
@@ -78,13 +82,40 @@ class Responder:
         self.current = None
         if turn.withdrawn:
             return
+        message = None
+        if self.conversation.history and self.conversation.history[-1].role == "assistant":
+            self.last_answered, message = turn, self.conversation.history[-1]
+        self.save_session()
+        reply = "".join(pieces).strip()
+        args = (turn, reply, message)
+        threading.Thread(target=self._report, args=args, daemon=True, name="turn-report").start()
+
+    def settle_heard(self, turn: Turn) -> None:
+        """llm thread, after a barge-in: the reply in the conversation (context and history)
+        becomes the part the listener heard; the rest is kept apart as not spoken. Nothing
+        changes when the voice is off (the text on screen was the reply) or all was heard."""
+        if turn.settled or turn is not self.last_answered or not self.speaker.available:
+            return
+        if not turn.heard.voiced and not turn.cancel.is_set():
+            return
+        turn.settled = True
+        full, heard = turn.reply.strip(), turn.heard.text(turn.reply)
+        if heard == full:
+            return
+        unspoken = full[len(heard) :].strip()
+        if not self.conversation.amend_last_reply(heard, unspoken):
+            return
+        log.info("barge-in: %d of %d reply characters were heard and are remembered", len(heard), len(full))
+        self.save_session()
+        self._emit(Event("heard", {"text": heard, "unspoken": unspoken}))
+
+    def save_session(self) -> None:
+        """llm thread: write the session (when there is one); a failure is reported, not raised."""
         if self.session_dir and self.conversation.history:
             try:
                 session.save(self.conversation, self.session_dir)
             except OSError as exc:
                 self._error(f"Could not save the session: {exc}", "session")
-        reply = "".join(pieces).strip()
-        threading.Thread(target=self._report, args=(turn, reply), daemon=True, name="turn-report").start()
 
     def _begin_reply(self, turn: Turn) -> None:
         """The turn is certain: show it and start answering."""
@@ -107,10 +138,12 @@ class Responder:
         spoken = speakable(sentence)
         if spoken and self.speaker.available and not turn.cancel.is_set():
             index = self.speaker.say(spoken)
+            turn.heard.queued(index, sentence, turn.reply)
             self._emit(Event("sentence", {"event": "queued", "index": index, "text": sentence}))
 
-    def _report(self, turn: Turn, reply: str) -> None:
-        """The `turn` event, once the turn's speech has started (or was cut/unavailable)."""
+    def _report(self, turn: Turn, reply: str, message: Message | None) -> None:
+        """The `turn` event, once the turn's speech has started (or was cut/unavailable); the
+        report is also kept with the reply's history message (saved with the session)."""
         deadline = time.monotonic() + 30
         while (
             "first_audio" not in turn.stamps
@@ -120,6 +153,9 @@ class Responder:
         ):
             time.sleep(0.01)
         stats = self.conversation.last_stats
-        self._emit(Event("turn", turn.report(reply, stats, self.conversation.context_stats())))
+        data = turn.report(reply, stats, self.conversation.context_stats())
+        if message is not None:
+            message.details = {k: v for k, v in data.items() if k not in ("user", "reply")}
+        self._emit(Event("turn", data))
         if self.speaking is turn and not self.speaker.busy and self.current is None:
             self._set_state(State.IDLE)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.brain.records import TurnStats
+from app.loop.heard import HeardReply
 
 
 class Decision:
@@ -51,6 +52,10 @@ class Turn:
     cancel: threading.Event = field(default_factory=threading.Event)
     stamps: dict[str, float] = field(default_factory=dict)  # confirmed, first_token, ..., first_audio
     pending: Decision | None = None  # set on a tentative turn; see the module docstring
+    typed: bool = False  # typed (the report counts from Enter), not spoken
+    reply: str = ""  # the reply as generated so far (llm thread)
+    heard: HeardReply = field(default_factory=HeardReply)  # what of it the listener heard
+    settled: bool = False  # its memory was set to what was heard (after a barge-in)
 
     def confirm(self) -> bool:
         """The end of speech came with no more words: go on. False if already withdrawn."""
@@ -77,6 +82,7 @@ class Turn:
         data: dict[str, Any] = {
             "user": self.text,
             "reply": reply,
+            "typed": self.typed,
             "interrupted": self.cancel.is_set(),
             "t_speech_end": self.t_speech_end,
             "t_transcript_ms": self._after_speech_ms(self.t_transcript),

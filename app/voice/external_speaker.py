@@ -2,7 +2,8 @@
 
 For each sentence the text is written to `speak_file` and `COMMAND VOICE_ID FILE` is run, as
 talk-llama's speak scripts expect. Same interface as `Speaker` (say/stop/wait/busy/close and
-events); `stop()` kills the running command. One worker thread owned by this object.
+events); `stop()` kills the running command. A command cannot say how far it got, so the
+`sentence_cut` of a stopped sentence counts all of it as heard. One worker thread owned by this object.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class ExternalSpeaker(SentenceQueue):
         self._index = 0
         self._pending = 0
         self._proc: subprocess.Popen | None = None
+        self._playing: tuple[int, int, str] | None = None  # (gen, index, text) being spoken
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._loop, name="speaker-external", daemon=True)
         self._thread.start()
@@ -53,11 +55,15 @@ class ExternalSpeaker(SentenceQueue):
 
     def stop(self) -> None:
         with self._lock:
+            playing = self._playing if self._playing and self._playing[0] == self._gen else None
             self._gen += 1
             self._pending = 0
             proc = self._proc
         if proc is not None and proc.poll() is None:
             proc.kill()
+        if playing is not None:
+            _gen, index, text = playing
+            self.on_event(SpeakerEvent("sentence_cut", text, index, heard=text))
 
     def close(self) -> None:
         self.stop()
@@ -69,6 +75,8 @@ class ExternalSpeaker(SentenceQueue):
             gen, index, text = item
             if gen != self._gen:
                 continue
+            with self._lock:
+                self._playing = (gen, index, text)
             self.on_event(SpeakerEvent("sentence_started", text, index))
             try:
                 self.speak_file.write_text(text, encoding="utf-8")
@@ -81,7 +89,10 @@ class ExternalSpeaker(SentenceQueue):
                     )
             except OSError as exc:
                 self.on_event(SpeakerEvent("error", text, index, message=f"speak command failed: {exc}"))
-            if gen == self._gen:
+            with self._lock:
+                self._playing = None
+                finished = gen == self._gen
+            if finished:
                 self.on_event(SpeakerEvent("sentence_finished", text, index))
                 with self._lock:
                     self._pending = max(0, self._pending - 1)

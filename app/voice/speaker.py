@@ -6,7 +6,9 @@ blocks. `stop()` (any thread) clears both queues and aborts the stream, which en
 a few milliseconds; it returns without waiting for the threads.
 
 Events go to `on_event(SpeakerEvent)` from the Speaker's threads: `sentence_started`,
-`sentence_finished`, `queue_empty`, `error`. Without a TTS engine the Speaker reports one error
+`sentence_finished`, `queue_empty`, `error`; and from the thread calling `stop()`:
+`sentence_cut` for the sentence that was playing, with `heard`, its words whose sound had started
+(espeak's word timings against the samples written). Without a TTS engine the Speaker reports one error
 event and otherwise ignores `say()` (the app keeps working text-only).
 """
 
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from app.sound_devices import close_stream
-from app.voice.synthesizer import Synthesizer, TtsUnavailable
+from app.voice.synthesizer import Speech, Synthesizer, TtsUnavailable
 
 log = logging.getLogger(__name__)
 BLOCK_S = 0.02
@@ -30,11 +32,22 @@ BLOCK_S = 0.02
 
 @dataclass
 class SpeakerEvent:
-    kind: str  # sentence_started | sentence_finished | queue_empty | error
+    kind: str  # sentence_started | sentence_finished | sentence_cut | queue_empty | error
     text: str = ""
     index: int = -1
     t: float = field(default_factory=time.perf_counter)
     message: str = ""
+    heard: str = ""  # sentence_cut: the part of `text` the listener heard
+
+
+@dataclass
+class _Playing:
+    """The sentence being written to the device (playback thread writes, stop() reads)."""
+
+    gen: int
+    index: int
+    speech: Speech
+    written: int = 0  # samples handed to the device so far
 
 
 @dataclass
@@ -82,7 +95,8 @@ class Speaker(SentenceQueue):
             self._synth, self.available, self.problem = None, False, str(exc)
             log.warning("speech output disabled: %s", exc)
         self._text_q: queue.Queue[tuple[int, int, str] | None] = queue.Queue()
-        self._pcm_q: queue.Queue[tuple[int, int, str, np.ndarray] | None] = queue.Queue()
+        self._pcm_q: queue.Queue[tuple[int, int, Speech] | None] = queue.Queue()
+        self._playing: _Playing | None = None
         self._generation = 0  # bumped by stop(): stale work is dropped
         self._index = 0
         self._pending = 0
@@ -113,8 +127,11 @@ class Speaker(SentenceQueue):
         return item[1]
 
     def stop(self) -> None:
-        """Silence now: drop queued sentences and abort playback. Returns promptly."""
+        """Silence now: drop queued sentences and abort playback. Returns promptly, after the
+        `sentence_cut` event of the sentence that was playing (if any)."""
         with self._lock:
+            playing = self._playing
+            cut = playing is not None and playing.gen == self._generation
             self._generation += 1
             self._pending = 0
         for q in (self._text_q, self._pcm_q):
@@ -125,6 +142,9 @@ class Speaker(SentenceQueue):
                 stream.abort()
             except Exception as exc:  # already closed by the playback thread
                 log.debug("abort: %s", exc)
+        if cut and playing is not None:
+            heard = playing.speech.heard(playing.written)
+            self._emit(SpeakerEvent("sentence_cut", playing.speech.text, playing.index, heard=heard))
 
     def close(self) -> None:
         self.stop()
@@ -159,14 +179,14 @@ class Speaker(SentenceQueue):
                 continue
             try:
                 assert self._synth is not None
-                pcm = self._synth.synthesize(text, self.config.voice, self.config.rate, self.config.volume)
+                speech = self._synth.render(text, self.config.voice, self.config.rate, self.config.volume)
             except Exception as exc:
                 log.exception("synthesis failed")
                 self._emit(SpeakerEvent("error", text, index, message=f"speech synthesis failed: {exc}"))
                 self._finish_one(gen)
                 continue
             if gen == self._generation:
-                self._pcm_q.put((gen, index, text, pcm))
+                self._pcm_q.put((gen, index, speech))
 
     def _open_stream(self):
         import sounddevice as sd
@@ -195,18 +215,21 @@ class Speaker(SentenceQueue):
                 continue
             if item is None:
                 return
-            gen, index, text, pcm = item
+            gen, index, speech = item
             if gen != self._generation:
                 continue
-            self._play_one(gen, index, text, pcm)
+            self._play_one(gen, index, speech)
 
-    def _play_one(self, gen: int, index: int, text: str, pcm: np.ndarray) -> None:
+    def _play_one(self, gen: int, index: int, speech: Speech) -> None:
+        text, pcm = speech.text, speech.pcm
+        playing = _Playing(gen, index, speech)
         try:
             if self._stream is None or not self._stream.active:
                 self._close_stream()
                 self._stream = self._open_stream()
             stream = self._stream
             block = int(self._synth.sample_rate * BLOCK_S) if self._synth else 441
+            self._playing = playing
             self._emit(SpeakerEvent("sentence_started", text, index))
             for start in range(0, len(pcm), block):
                 if gen != self._generation:
@@ -215,13 +238,18 @@ class Speaker(SentenceQueue):
                 if self.on_output is not None:
                     self.on_output(chunk, self._synth.sample_rate)
                 stream.write(chunk)
-            if gen == self._generation:
+                playing.written = start + len(chunk)
+            with self._lock:
+                finished = gen == self._generation
+                self._playing = None
+            if finished:
                 self._emit(SpeakerEvent("sentence_finished", text, index))
         except Exception as exc:
             if gen == self._generation:  # an abort from stop() is not an error
                 log.warning("audio output failed: %s", exc)
                 self._emit(SpeakerEvent("error", text, index, message=f"audio output failed: {exc}"))
             self._close_stream()
+        self._playing = None
         self._finish_one(gen)
 
 

@@ -4,7 +4,9 @@ pyttsx3 2.99 on Linux drives libespeak-ng, but its own output path writes a temp
 out to `aplay`, its `stop()` cannot interrupt, its first `runAndWait()` returns early and
 `save_to_file` is sticky. We use pyttsx3 for what it does well (the engine, voice list, voice /
 rate / volume properties) and take the audio from its espeak binding directly: our callback
-collects the PCM of each sentence and signals completion. The `Speaker` (speaker.py) plays it.
+collects the PCM of each sentence and espeak's word events (where each word starts in the text
+and in the audio), and signals completion. The `Speaker` (speaker.py) plays it and, when stopped,
+tells how far into the sentence the listener got.
 
 Thread-safety: espeak has one synthesis callback per process, so `Synthesizer` is a process-wide
 singleton guarded by a lock; `synthesize()` blocks for the synthesis (~10 ms for a sentence here).
@@ -33,6 +35,28 @@ class Voice:
     id: str
     name: str
     languages: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Speech:
+    """One synthesized text: PCM float32 mono, and where each word starts as
+    (character offset in `text`, sample offset in `pcm`), in order."""
+
+    text: str
+    pcm: np.ndarray
+    words: tuple[tuple[int, int], ...] = ()
+
+    def heard(self, samples_played: int) -> str:
+        """The text up to the last word whose sound had started after `samples_played` samples
+        (the whole text once every word has started; "" before the first). espeak's positions
+        are approximate after non-ASCII letters, so the cut snaps back to a space."""
+        started = sum(1 for _char, sample in self.words if sample < samples_played)
+        if started == len(self.words):
+            return self.text.strip() if samples_played > 0 else ""
+        cut = self.words[started][0]
+        while 0 < cut < len(self.text) and not self.text[cut - 1].isspace():
+            cut -= 1
+        return self.text[:cut].strip()
 
 
 class Synthesizer:
@@ -68,17 +92,20 @@ class Synthesizer:
         self.sample_rate = ESPEAK_RATE
         self._lock = threading.Lock()
         self._chunks: list[bytes] = []
+        self._words: list[tuple[int, int]] = []  # (character position from 1, sample)
         self._done = threading.Event()
         self._cancelled = False
         _espeak.SetSynthCallback(self._on_synth)
 
     def _on_synth(self, wav: ctypes.c_void_p, numsamples: int, events: ctypes.c_void_p) -> int:
-        """espeak's thread: collect samples; return 1 to abort when cancelled."""
+        """espeak's thread: collect samples and word starts; return 1 to abort when cancelled."""
         if numsamples > 0 and wav:
             self._chunks.append(ctypes.string_at(wav, numsamples * 2))
         i = 0
-        while events[i].type != self._espeak.EVENT_LIST_TERMINATED:
-            if events[i].type == self._espeak.EVENT_MSG_TERMINATED:
+        while (kind := events[i].type) != self._espeak.EVENT_LIST_TERMINATED:
+            if kind == self._espeak.EVENT_WORD:
+                self._words.append((events[i].text_position, events[i].sample))
+            elif kind == self._espeak.EVENT_MSG_TERMINATED:
                 self._done.set()
             i += 1
         return 1 if self._cancelled else 0
@@ -98,16 +125,22 @@ class Synthesizer:
         raise ValueError(f"no voice matches {spec!r}; see `talk-llama say --list-voices`")
 
     def synthesize(
+        self, text: str, voice: str | None = None, rate: int | None = None, volume: float | None = None
+    ) -> np.ndarray:
+        """Blocking: PCM float32 mono at `sample_rate` for `text` (empty array for empty text)."""
+        return self.render(text, voice, rate, volume).pcm
+
+    def render(
         self,
         text: str,
         voice: str | None = None,
         rate: int | None = None,
         volume: float | None = None,
         timeout: float = 30.0,
-    ) -> np.ndarray:
-        """Blocking: PCM float32 mono at `sample_rate` for `text` (empty array for empty text)."""
+    ) -> Speech:
+        """Blocking: the `Speech` of `text` (PCM at `sample_rate` and its word starts)."""
         if not text.strip():
-            return np.zeros(0, dtype=np.float32)
+            return Speech(text, np.zeros(0, dtype=np.float32))
         with self._lock:
             if voice:
                 self._engine.setProperty("voice", self.find_voice(voice).id)
@@ -115,7 +148,7 @@ class Synthesizer:
                 self._engine.setProperty("rate", int(rate))
             if volume is not None:
                 self._engine.setProperty("volume", float(volume))
-            self._chunks, self._cancelled = [], False
+            self._chunks, self._words, self._cancelled = [], [], False
             self._done.clear()
             data = text.encode("utf-8")
             # pyttsx3's Synth() passes size=len*10, and espeak copies `size` bytes (an over-read
@@ -136,7 +169,8 @@ class Synthesizer:
                 self._cancelled = True
                 raise RuntimeError("espeak-ng synthesis timed out")
             pcm = b"".join(self._chunks)
-        return np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0
+            words = tuple((max(0, pos - 1), sample) for pos, sample in self._words)
+        return Speech(text, np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0, words)
 
 
 def list_voices() -> list[Voice]:
