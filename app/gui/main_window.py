@@ -5,33 +5,51 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QEvent, QObject, QTimer
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QByteArray, QEvent, QStandardPaths, Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QAbstractSpinBox,
-    QApplication,
-    QComboBox,
     QFileDialog,
     QHBoxLayout,
     QLineEdit,
     QMainWindow,
-    QPlainTextEdit,
+    QMessageBox,
     QProgressBar,
     QPushButton,
-    QTextEdit,
     QVBoxLayout,
     QWidget,
 )
 
 from app.brain import history
 from app.catalog.catalog import FETCH_HINT
+from app.gui.banners import BannerArea
 from app.gui.bridge import AssistantBridge
 from app.gui.hotkey import GlobalHotkey
-from app.gui.widgets import Banner, ChatMessage, ChatView, ContextGauge, LevelMeter, PttButton, StatusPill
+from app.gui.keys import WindowKeys
+from app.gui.widgets import (
+    HANDS_FREE_HINT,
+    PTT_HINT,
+    ChatMessage,
+    ChatView,
+    ContextGauge,
+    LevelMeter,
+    PttButton,
+    StatusPill,
+)
 from app.loop.settings import AppSettings, assistant_config
 
 log = logging.getLogger(__name__)
-TEXT_INPUTS = (QLineEdit, QTextEdit, QPlainTextEdit, QAbstractSpinBox, QComboBox)
+FOCUS_STYLE = (
+    "QPushButton { padding: 5px 12px; border: 1px solid palette(mid); border-radius: 5px;"
+    " background: palette(button); }"
+    " QPushButton:hover { background: palette(light); }"
+    " QPushButton:focus { border: 2px solid #2a73c9; }"
+    " QLineEdit:focus, QTextBrowser:focus { border: 2px solid #2a73c9; border-radius: 3px; }"
+)
+FIRST_RUN_NOTE = (
+    "Welcome! The built-in language model is small (SmolLM2, 135 million parameters): it is quick "
+    "and works offline, but it is not very smart. For better answers choose a bigger model in "
+    "Settings → Models."
+)
 
 
 class MainWindow(QMainWindow):
@@ -43,22 +61,30 @@ class MainWindow(QMainWindow):
         self.resize(760, 640)
         self._reply: ChatMessage | None = None
         self._queued: dict[int, str] = {}
-        self._key_down = False
         self._loaded: set[str] = set()
+        self._llm_failed = False  # the language model could not load: typed text stays put
         self._build()
         self.bridge.event.connect(self.on_event)
         self.hotkey = GlobalHotkey(self.bridge.press, self.bridge.release)
         if settings.window_geometry:
             self.restoreGeometry(QByteArray.fromBase64(settings.window_geometry.encode()))
-        QApplication.instance().installEventFilter(self)
+        self.keys = WindowKeys(self, self.ptt, self.bridge.press, self.bridge.release)
+        self.apply_mode()
+        self.keys.install()
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.bridge.interrupt)
+        if not settings.first_run_done:
+            self.banners.show_message("welcome", FIRST_RUN_NOTE, kind="info")
+            settings.first_run_done = True
+            settings.save()
 
     # ----- layout ----------------------------------------------------------------------------
     def _build(self) -> None:
         s = self.settings
         central = QWidget()
+        central.setStyleSheet(FOCUS_STYLE)
         root = QVBoxLayout(central)
-        self.banners = QVBoxLayout()
-        root.addLayout(self.banners)
+        self.banners = BannerArea()
+        root.addWidget(self.banners)
         self.loading = QProgressBar()
         self.loading.setRange(0, 2)
         self.loading.setFormat("Loading models… %v of %m")
@@ -91,17 +117,17 @@ class MainWindow(QMainWindow):
         self.ptt = PttButton(s.ptt_key)
         self.ptt.pressed.connect(self.bridge.press)
         self.ptt.released.connect(self.bridge.release)
-        self.stop_btn = QPushButton("■  Stop")
+        self.stop_btn = QPushButton("■  Stop  (Esc)")
         self.stop_btn.setAccessibleName("Stop speaking")
-        self.stop_btn.setToolTip("Stop the reply now (barge-in)")
+        self.stop_btn.setToolTip("Stop the reply now (Escape)")
         self.stop_btn.setMinimumHeight(56)
         self.stop_btn.clicked.connect(self.bridge.interrupt)
         talk.addWidget(self.ptt, 1)
         talk.addWidget(self.stop_btn)
         root.addLayout(talk)
         self.setCentralWidget(central)
-        self.setTabOrder(self.input, self.send_btn)
-        self.setTabOrder(self.send_btn, self.ptt)
+        for a, b in ((self.chat, self.input), (self.input, self.send_btn), (self.send_btn, self.ptt)):
+            self.setTabOrder(a, b)
         self.setTabOrder(self.ptt, self.stop_btn)
         self._build_menu()
 
@@ -122,29 +148,65 @@ class MainWindow(QMainWindow):
 
     # ----- actions -----------------------------------------------------------------------------
     def start_assistant(self) -> None:
+        """(Re)start the assistant; its problems are checked again, so their messages go."""
         self._loaded.clear()
+        self._llm_failed = False
+        self.banners.clear("llm", "whisper", "microphone", "tts", "hotkey")
+        self.gauge.update_stats({})
         self.loading.setValue(0)
         self.loading.show()
         self.bridge.start(assistant_config(self.settings))
         if self.settings.global_ptt:
             ok, message = self.hotkey.start(self.settings.ptt_key)
             if not ok:
-                self.show_banner(message, kind="info")
+                self.banners.show_message("hotkey", message, kind="info")
+
+    def apply_mode(self) -> None:
+        """Show how the assistant listens (push-to-talk or hands-free) and with which key."""
+        s = self.settings
+        self.keys.ptt_key = s.ptt_key
+        self.ptt.set_mode(s.ptt_key, s.hands_free)
+        self.chat.hint = HANDS_FREE_HINT if s.hands_free else PTT_HINT.format(key=s.ptt_key)
+        self.chat.render()
 
     def send_typed(self) -> None:
         text = self.input.text().strip()
-        if text:
-            self.input.clear()
-            self.bridge.send_text(text)
+        if not text:
+            return
+        if self._llm_failed:  # nobody to answer: the words stay in the box
+            self.statusBar().showMessage("No language model is loaded: your message stays in the box.", 8000)
+            return
+        self.input.clear()
+        self.bridge.send_text(text)
 
     def new_conversation(self) -> None:
+        """Ask first when there is a conversation to lose (the session keeps only one)."""
+        if self.chat.messages:
+            turns = sum(m.role == "user" for m in self.chat.messages)
+            ask = QMessageBox(
+                QMessageBox.Icon.Question,
+                "New conversation",
+                f"Start a new conversation? The current one ({turns} turn{'s' if turns != 1 else ''})"
+                " will be cleared. Export it first from the Conversation menu to keep a copy.",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+                self,
+            )
+            ask.button(QMessageBox.StandardButton.Yes).setText("Start new")
+            ask.setDefaultButton(QMessageBox.StandardButton.Cancel)
+            self.confirm = ask  # tests answer it
+            if ask.exec() != QMessageBox.StandardButton.Yes:
+                return
         self.bridge.new_conversation()
         self.chat.messages.clear()
         self._reply = None
         self.chat.render()
 
     def export(self, fmt: str) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export conversation", f"conversation.{fmt}")
+        folder = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+        name = "Markdown (*.md)" if fmt == "md" else "JSON (*.json)"
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export conversation", str(Path(folder) / f"conversation.{fmt}"), name
+        )
         if path:
             self.export_to(Path(path), fmt)
 
@@ -156,7 +218,12 @@ class MainWindow(QMainWindow):
             if fmt == "md"
             else history.to_json(msgs, s.person, s.bot)
         )
-        path.write_text(text, encoding="utf-8")
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            self.banners.show_message("export", f"Could not save the conversation to {path}: {exc}")
+            return
+        self.banners.show_message("export", f"Conversation saved to {path}", kind="info")
 
     def open_settings(self) -> None:
         from app.gui.settings_dialog import SettingsDialog
@@ -167,21 +234,10 @@ class MainWindow(QMainWindow):
             reload = new.model_reload_needed(self.settings)
             self.settings = new
             new.save()
-            self.ptt.set_key_name(new.ptt_key)
             self.chat.person, self.chat.bot = new.person, new.bot
+            self.apply_mode()
             if reload:
                 self.start_assistant()
-
-    def show_banner(self, text: str, action_text: str = "", kind: str = "error", on_action=None) -> Banner:
-        for i in range(self.banners.count()):
-            w = self.banners.itemAt(i).widget()
-            if isinstance(w, Banner) and w.label.text() == text:
-                return w
-        b = Banner(text, action_text, kind)
-        if on_action:
-            b.action.connect(on_action)
-        self.banners.addWidget(b)
-        return b
 
     # ----- events from the core ----------------------------------------------------------------
     def on_event(self, kind: str, data: dict) -> None:
@@ -190,13 +246,18 @@ class MainWindow(QMainWindow):
             handler(data)
 
     def _on_state(self, d: dict) -> None:
-        self.pill.set_state(d["state"].value)
+        state = d["state"].value
+        self.pill.set_state(state)
+        if state not in ("speaking", "thinking") and self._reply is not None and self._reply.spoken:
+            self._reply.spoken = ""  # the highlight ends with the speech
+            self.chat.schedule()
 
     def _on_level(self, d: dict) -> None:
         self.meter.set_rms(d["rms"])
 
     def _on_loading(self, d: dict) -> None:
         self._loaded.add(d["part"])
+        self.banners.clear(d["part"])  # it loaded: an earlier problem with it is gone
         self.loading.setValue(len(self._loaded))
         if "stats" in d:
             self.gauge.update_stats(d["stats"])
@@ -204,12 +265,15 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(300, self.loading.hide)
 
     def _on_history(self, d: dict) -> None:
-        self.chat.messages = [ChatMessage(m.role, m.text, m.interrupted) for m in d["messages"]]
+        self.chat.messages = [
+            ChatMessage(m.role, m.text, m.interrupted, latency=m.details, name=m.name, unspoken=m.unspoken)
+            for m in d["messages"]
+        ]
         self.chat.render()
 
     def _on_user(self, d: dict) -> None:
-        self.chat.add("user", d["text"])
-        self._reply = self.chat.add("assistant", "")
+        self.chat.add("user", d["text"], name=self.settings.person)
+        self._reply = self.chat.add("assistant", "", name=self.settings.bot)
         self._queued.clear()
 
     def _on_token(self, d: dict) -> None:
@@ -225,14 +289,22 @@ class MainWindow(QMainWindow):
         elif d["event"] == "sentence_started":
             self._reply.spoken = self._queued.get(d["index"], "")
             self.chat.schedule()
-        elif d["event"] in ("sentence_finished", "queue_empty"):
+        elif d["event"] in ("sentence_finished", "sentence_cut", "queue_empty"):
             self._reply.spoken = ""
+            self.chat.schedule()
+
+    def _on_heard(self, d: dict) -> None:
+        """A barge-in cut the reply: it is remembered as far as it was heard."""
+        msg = self._reply or next((m for m in reversed(self.chat.messages) if m.role == "assistant"), None)
+        if msg is not None:
+            msg.text, msg.unspoken, msg.interrupted, msg.spoken = d["text"], d["unspoken"], True, ""
             self.chat.schedule()
 
     def _on_turn(self, d: dict) -> None:
         if self._reply is not None:
-            self._reply.text = d["reply"] or self._reply.text
-            self._reply.interrupted = d["interrupted"]
+            if not self._reply.unspoken:  # a cut reply keeps the heard/unspoken split
+                self._reply.text = d["reply"] or self._reply.text
+            self._reply.interrupted = self._reply.interrupted or d["interrupted"]
             self._reply.latency = d
             self.chat.schedule()
         self.gauge.update_stats(d)
@@ -241,54 +313,38 @@ class MainWindow(QMainWindow):
         self.gauge.update_stats(d)
 
     def _on_transcript(self, d: dict) -> None:
-        if d["rejected"]:
+        if d["rejected"] and self.pill.state not in ("thinking", "speaking"):
             self.statusBar().showMessage(f"Nothing heard ({d['reason']})", 4000)
 
     def _on_notice(self, d: dict) -> None:
-        self.statusBar().showMessage(d["message"], 6000)
+        self.statusBar().showMessage(d["message"], 8000)
+
+    def _on_unanswered(self, d: dict) -> None:
+        """Words that found no language model: back into the box, never lost."""
+        if not self.input.text().strip():
+            self.input.setText(d["text"])
+        self.statusBar().showMessage(f"{d['message']} Your words are back in the message box.", 10000)
 
     def _on_error(self, d: dict) -> None:
-        source, msg = d.get("source"), d["message"]
+        source, msg = d.get("source", ""), d["message"]
         if source in ("llm", "whisper"):
-            self._loaded.add("llm" if source == "llm" else "whisper")
+            self._loaded.add(source)
             self.loading.setValue(len(self._loaded))
             if len(self._loaded) >= 2:
                 self.loading.hide()
+            if source == "llm":
+                self._llm_failed = True
+                self.gauge.update_stats({})
             hint = (
                 f" Fix: run `{FETCH_HINT}`, or choose a model file in Settings." if "fetch" not in msg else ""
             )
-            self.show_banner(msg + hint, "Settings…", on_action=self.open_settings)
+            self.banners.show_message(source, msg + hint, "error", "Settings…", self.open_settings)
         elif source == "microphone":
-            self.show_banner(msg, "Settings…", kind="warning", on_action=self.open_settings)
+            self.banners.show_message(source, msg, "warning", "Settings…", self.open_settings)
         elif source == "tts":
-            self.show_banner(msg, kind="warning")
+            self.banners.show_message(source, msg, "warning")
         else:
             self.statusBar().showMessage(msg, 8000)
-
-    # ----- keyboard push-to-talk ---------------------------------------------------------------
-    def _is_ptt_key(self, event) -> bool:
-        return QKeySequence(event.key()).toString() == self.settings.ptt_key
-
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
-        if event.type() in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) and self._is_ptt_key(event):
-            focus = QApplication.focusWidget() or (obj if isinstance(obj, QWidget) else None)
-            ours = focus is None or focus.window() is self  # not in a dialog
-            typing = isinstance(focus, TEXT_INPUTS) and not (
-                isinstance(focus, QTextEdit) and focus.isReadOnly()
-            )
-            if ours and not typing:
-                if event.isAutoRepeat():
-                    return True
-                if event.type() == QEvent.Type.KeyPress and not self._key_down:
-                    self._key_down = True
-                    self.ptt.setDown(True)
-                    self.bridge.press()
-                elif event.type() == QEvent.Type.KeyRelease and self._key_down:
-                    self._key_down = False
-                    self.ptt.setDown(False)
-                    self.bridge.release()
-                return True
-        return super().eventFilter(obj, event)
 
     # ----- visibility: no microphone levels for a window nobody sees ---------------------------
     def changeEvent(self, event) -> None:
@@ -312,6 +368,6 @@ class MainWindow(QMainWindow):
         self.settings.window_geometry = bytes(self.saveGeometry().toBase64()).decode()
         self.settings.save()
         self.hotkey.stop()
-        QApplication.instance().removeEventFilter(self)
+        self.keys.remove()
         self.bridge.shutdown()
         event.accept()

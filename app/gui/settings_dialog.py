@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from pathlib import Path
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -15,11 +16,13 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
     QTabWidget,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -62,29 +65,72 @@ class SettingsDialog(QDialog):
         )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
-        from PySide6.QtWidgets import QVBoxLayout
-
+        self.tabs = tabs
+        self.problem = QLabel()  # why OK did not close the dialog
+        self.problem.setWordWrap(True)
+        self.problem.setStyleSheet("QLabel { color: #b3261e; font-weight: 600; }")
+        self.problem.setAccessibleName("Settings problem")
+        self.problem.hide()
         lay = QVBoxLayout(self)
         lay.addWidget(tabs)
+        lay.addWidget(self.problem)
         lay.addWidget(buttons)
 
+    def accept(self) -> None:
+        """OK: the chosen model files must be usable, else say what is wrong and stay open."""
+        for combo, kind, label in (
+            (self.llm, "llm", "Language model"),
+            (self.whisper, "whisper", "Speech model"),
+        ):
+            path = _chosen(combo)
+            if not path:  # the built-in default: when missing, the window says how to fetch it
+                continue
+            try:
+                catalog.check_file(Path(path), kind, verify_hash=False)
+            except catalog.ModelError as exc:
+                self.problem.setText(f"{label}: {exc}")
+                self.problem.show()
+                self.tabs.setCurrentIndex(0)
+                combo.setFocus()
+                return
+        self.problem.hide()
+        super().accept()
+
     def _file_row(self, value: str, kind: str, pattern: str) -> tuple[QWidget, QComboBox]:
+        """A model chooser: the built-in default and the catalog's models that are present (named,
+        with their size), a typed path or Browse…; missing models are listed only as a hint."""
         combo = QComboBox()
         combo.setEditable(True)
-        combo.addItem("Catalog default", "")
+        combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        default = catalog.default_entry(kind)
+        default_path = catalog.models_dir() / default.file
+        combo.addItem(f"Built-in: {default.name} ({_size(default_path)})", "")
+        missing = []
         for e in catalog.load_catalog():
-            if e.kind == kind:
-                path = catalog.models_dir() / e.file
-                combo.addItem(f"{e.name} ({'present' if path.exists() else 'missing'})", str(path))
+            path = catalog.models_dir() / e.file
+            if e.kind != kind or e.default:
+                continue
+            if path.exists():
+                combo.addItem(f"{e.name} ({_size(path)})", str(path))
+            else:
+                missing.append(e.name)
         if value:
-            combo.addItem(value, value)
-            combo.setCurrentIndex(combo.count() - 1)
+            idx = combo.findData(value)
+            if idx < 0:
+                combo.addItem(f"{Path(value).name} ({_size(Path(value))})", value)
+                idx = combo.count() - 1
+            combo.setCurrentIndex(idx)
+        if missing:
+            combo.setToolTip(
+                "Not downloaded yet: " + ", ".join(missing) + ". Get one with "
+                "`talk-llama models fetch NAME` (needs the internet), then choose it here."
+            )
         browse = QPushButton("Browse…")
 
         def pick() -> None:
             path, _ = QFileDialog.getOpenFileName(self, "Choose a model", str(catalog.models_dir()), pattern)
             if path:
-                combo.addItem(path, path)
+                combo.addItem(f"{Path(path).name} ({_size(Path(path))})", path)
                 combo.setCurrentIndex(combo.count() - 1)
 
         browse.clicked.connect(pick)
@@ -102,6 +148,11 @@ class SettingsDialog(QDialog):
         f.addRow("Language model", row)
         row, self.whisper = self._file_row(self.s.whisper_model, "whisper", "Whisper ggml (*.bin)")
         f.addRow("Speech model", row)
+        more = QLabel(
+            "More models: run <code>talk-llama models list</code> and <code>models fetch NAME</code>."
+        )
+        more.setWordWrap(True)
+        f.addRow("", more)
         self.n_ctx = QSpinBox(minimum=256, maximum=131072, singleStep=256, value=self.s.n_ctx)
         f.addRow("Context size (tokens)", self.n_ctx)
         self.threads = QSpinBox(minimum=1, maximum=64, value=self.s.threads)
@@ -167,8 +218,9 @@ class SettingsDialog(QDialog):
         try:
             from app.voice.synthesizer import list_voices
 
-            for v in list_voices():
-                self.voice.addItem(f"{v.name} ({', '.join(v.languages)})", v.id)
+            own = self.s.language.lower() if self.s.language != "auto" else "en"
+            for v in sorted(list_voices(), key=lambda v: (not _speaks(v.languages, own), v.name.lower())):
+                self.voice.addItem(f"{v.name} — {', '.join(v.languages) or 'unknown language'}", v.id)
         except Exception as exc:  # no TTS engine: the dialog still works
             self.voice.addItem(f"No voices: {exc}", "")
         self.voice.setCurrentIndex(max(self.voice.findData(self.s.voice), 0))
@@ -264,8 +316,8 @@ class SettingsDialog(QDialog):
     def result_settings(self) -> AppSettings:
         return dataclasses.replace(
             self.s,
-            llm_model=self.llm.currentData() or "",
-            whisper_model=self.whisper.currentData() or "",
+            llm_model=_chosen(self.llm),
+            whisper_model=_chosen(self.whisper),
             n_ctx=self.n_ctx.value(),
             threads=self.threads.value(),
             language=self.language.text().strip() or "en",
@@ -284,3 +336,22 @@ class SettingsDialog(QDialog):
             rate=self.rate.value(),
             sampling=self._sampling_overrides(),
         )
+
+
+def _chosen(combo: QComboBox) -> str:
+    """The model path of a chooser: the selected entry's, or a path typed into it ("" = default)."""
+    typed = combo.currentText().strip()
+    if typed and typed != combo.itemText(combo.currentIndex()):
+        return str(Path(typed).expanduser())
+    return combo.currentData() or ""
+
+
+def _size(path: Path) -> str:
+    try:
+        return f"{path.stat().st_size / 1e6:.0f} MB"
+    except OSError:
+        return "missing"
+
+
+def _speaks(languages: tuple[str, ...], code: str) -> bool:
+    return any(lang.lower().split("-")[0] == code for lang in languages)

@@ -81,30 +81,39 @@ class StatusPill(QLabel):
 
 
 class ContextGauge(QProgressBar):
-    """Tokens used of n_ctx, and how many times the context was shifted."""
+    """How full the model's memory (context window) is, in plain words; details in the tooltip.
+    The fill is a light tint under the text, so the words stay readable at any level."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setAccessibleName("Context usage")
+        self.setAccessibleName("Conversation memory")
         self.setTextVisible(True)
-        self.setMinimumWidth(220)
-        self.setMaximumWidth(280)
+        self.setMinimumWidth(260)
+        self.setMaximumWidth(330)
+        self.setStyleSheet(
+            "QProgressBar { border: 1px solid palette(mid); border-radius: 4px; text-align: center;"
+            " background: palette(base); color: palette(text); }"
+            " QProgressBar::chunk { background-color: rgba(42, 115, 201, 0.28); border-radius: 3px; }"
+        )
         self.update_stats({})
 
     def update_stats(self, stats: dict) -> None:
+        """`stats`: the conversation's context counters; {} means no model is loaded."""
         n_past, n_ctx = stats.get("n_past", 0), stats.get("n_ctx", 1) or 1
         shifts, discarded = stats.get("shifts", 0), stats.get("discarded", 0)
+        dropped = stats.get("dropped_turns", 0)
         self.setRange(0, n_ctx)
         self.setValue(min(n_past, n_ctx))
         if "n_ctx" not in stats:
-            self.setFormat("context: no model loaded")
-        else:
-            self.setFormat(f"{n_past}/{n_ctx} tokens · {shifts} shift{'s' if shifts != 1 else ''}")
+            self.setFormat("Memory: no model loaded")
+            self.setToolTip("No language model is loaded.")
+            return
+        self.setFormat(f"Memory {round(100 * n_past / n_ctx)}% · older turns set aside: {dropped}")
         self.setToolTip(
-            "How much of the model's memory (context window) the conversation uses.\n"
-            f"The persona prompt ({stats.get('n_keep', 0)} tokens) is always kept. When the window is full,\n"
-            "the oldest whole exchanges are dropped and the rest is shifted down (a 'shift'),\n"
-            f"so the conversation never stops. So far: {shifts} shifts, {discarded} tokens dropped."
+            f"The conversation fills {n_past} of the model's {n_ctx} context tokens; the persona\n"
+            f"prompt ({stats.get('n_keep', 0)} tokens) always stays. When it is full, the oldest whole\n"
+            "exchanges are set aside so the conversation goes on (a KV-cache shift).\n"
+            f"So far: {dropped} exchanges set aside, {discarded} tokens, in {shifts} shifts."
         )
 
 
@@ -138,21 +147,28 @@ class Banner(QFrame):
 
 
 class PttButton(QPushButton):
-    """Press-and-hold push-to-talk."""
+    """Press-and-hold push-to-talk; its label says which mode the assistant listens in."""
 
-    def __init__(self, key_name: str, parent: QWidget | None = None) -> None:
+    def __init__(self, key_name: str, hands_free: bool = False, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setMinimumHeight(56)
         self.setAccessibleName("Push to talk")
-        self.set_key_name(key_name)
+        self.set_mode(key_name, hands_free)
         self.setStyleSheet(
             "QPushButton { font-size: 16px; font-weight: 600; }"
             " QPushButton:pressed { background: #2e9d4f; color: white; }"
         )
 
-    def set_key_name(self, key_name: str) -> None:
-        self.setText(f"Hold to talk  ({key_name})")
-        self.setToolTip(f"Press and hold this button, or the {key_name} key, while you speak.")
+    def set_mode(self, key_name: str, hands_free: bool) -> None:
+        if hands_free:
+            self.setText(f"Hands-free: just talk  ·  or hold ({key_name})")
+            self.setToolTip(
+                f"Hands-free is on: speak and the assistant answers when you pause.\n"
+                f"You can also hold this button or {key_name} to talk."
+            )
+        else:
+            self.setText(f"Hold to talk  ({key_name})")
+            self.setToolTip(f"Press and hold this button, or the {key_name} key, while you speak.")
 
 
 @dataclass
@@ -163,26 +179,40 @@ class ChatMessage:
     spoken: str = ""  # the sentence being spoken now (assistant)
     latency: dict = field(default_factory=dict)
     expanded: bool = False
+    name: str = ""  # who said it, as named then ("" = the current name)
+    unspoken: str = ""  # generated but never said aloud (a barge-in cut it): shown apart
+
+
+PTT_HINT = "Hold the button (or {key}) and speak, or type a message below."
+HANDS_FREE_HINT = "Just speak: hands-free listening is on. You can also type a message below."
 
 
 class ChatView(QTextBrowser):
-    """The conversation, re-rendered (throttled) from a list of ChatMessage."""
+    """The conversation, re-rendered (throttled) from a list of ChatMessage. It follows new
+    messages unless the reader has scrolled up."""
 
     def __init__(self, person: str, bot: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.person, self.bot = person, bot
+        self.hint = PTT_HINT.format(key="Space")
         self.messages: list[ChatMessage] = []
         self.setOpenLinks(False)
+        self.setTabChangesFocus(True)  # Tab leaves the view instead of walking its links
         self.setAccessibleName("Conversation")
         self.anchorClicked.connect(self._toggle)
+        self._follow = True  # at the bottom: keep showing the newest message
+        self._rendering = False
+        bar = self.verticalScrollBar()
+        bar.valueChanged.connect(self._scrolled)
+        bar.rangeChanged.connect(self._range_changed)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(40)
         self._timer.timeout.connect(self.render)
         self.render()
 
-    def add(self, role: str, text: str, interrupted: bool = False) -> ChatMessage:
-        msg = ChatMessage(role, text, interrupted)
+    def add(self, role: str, text: str, interrupted: bool = False, name: str = "") -> ChatMessage:
+        msg = ChatMessage(role, text, interrupted, name=name)
         self.messages.append(msg)
         self.schedule()
         return msg
@@ -190,6 +220,14 @@ class ChatView(QTextBrowser):
     def schedule(self) -> None:
         if not self._timer.isActive():
             self._timer.start()
+
+    def _scrolled(self, value: int) -> None:
+        if not self._rendering:  # the reader moved: follow only from the bottom
+            self._follow = value >= self.verticalScrollBar().maximum() - 4
+
+    def _range_changed(self, _lo: int, hi: int) -> None:
+        if self._follow:  # the layout grew after a render: stay at the bottom
+            self.verticalScrollBar().setValue(hi)
 
     def _toggle(self, url: QUrl) -> None:
         i = int(url.toString().removeprefix("lat:"))
@@ -205,16 +243,19 @@ class ChatView(QTextBrowser):
         parts = []
         if not self.messages:
             parts.append(
-                f"<p style='color:{muted}; text-align:center; margin-top:40px'>"
-                "Hold the button (or Space) and speak, or type a message below.</p>"
+                f"<p style='color:{muted}; text-align:center; margin-top:40px'>{html.escape(self.hint)}</p>"
             )
         for i, m in enumerate(self.messages):
-            who = self.person if m.role == "user" else self.bot
+            who = m.name or (self.person if m.role == "user" else self.bot)
             body = html.escape(m.text)
             if m.spoken and m.role == "assistant":
                 s = html.escape(m.spoken)
                 body = body.replace(s, f"<span style='background-color:{hl}'>{s}</span>", 1)
-            if m.interrupted:
+            if m.unspoken:
+                rest = html.escape(m.unspoken)
+                body += f" <span style='color:{muted}; text-decoration:line-through'>{rest}</span>"
+                body += f" <i style='color:{muted}'>(interrupted: the struck-out part was not spoken)</i>"
+            elif m.interrupted:
                 body += f" <i style='color:{muted}'>(interrupted)</i>"
             bg = f"background-color:{user_bg};" if m.role == "user" else ""
             parts.append(
@@ -222,32 +263,38 @@ class ChatView(QTextBrowser):
             )
             if m.latency:
                 parts.append(self._latency_html(i, m, muted))
-        at_bottom = self.verticalScrollBar().value() >= self.verticalScrollBar().maximum() - 4
-        self.setHtml("".join(parts))
-        if at_bottom:
-            self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
+        bar = self.verticalScrollBar()
+        keep = bar.value()
+        self._rendering = True
+        try:
+            self.setHtml("".join(parts))
+            bar.setValue(bar.maximum() if self._follow else keep)
+        finally:
+            self._rendering = False
 
     @staticmethod
     def _latency_html(i: int, m: ChatMessage, muted: str) -> str:
         lat = m.latency
+        since = "after you pressed Enter" if lat.get("typed") else "after you stopped talking"
         v2v = lat.get("t_first_audio_ms")
         head = (
-            f"voice in {v2v / 1000:.2f} s"
+            f"spoke {v2v / 1000:.2f} s {since}"
             if v2v
-            else f"first token in {(lat.get('t_first_token_ms') or 0) / 1000:.2f} s"
+            else f"first words {(lat.get('t_first_token_ms') or 0) / 1000:.2f} s {since}"
         )
         link = f"<a href='lat:{i}'>{'hide' if m.expanded else 'details'}</a>"
         text = f"<span style='color:{muted}; font-size:small'>{head} · {link}</span>"
         if m.expanded:
             rows = [
-                ("transcript", "t_transcript_ms"),
-                ("end of speech confirmed", "t_confirmed_ms"),
-                ("first token", "t_first_token_ms"),
+                ("heard you", "t_transcript_ms"),
+                ("sure you had finished", "t_confirmed_ms"),
+                ("first word", "t_first_token_ms"),
                 ("first sentence", "t_first_sentence_ms"),
-                ("first audio", "t_first_audio_ms"),
+                ("first sound", "t_first_audio_ms"),
             ]
             cells = " · ".join(f"{name} {lat[k]:.0f} ms" for name, k in rows if lat.get(k) is not None)
-            cells += f" · prompt {lat.get('prompt_tokens', 0)} tok in {lat.get('t_prompt_ms', 0):.0f} ms"
-            cells += f" · reply {lat.get('gen_tokens', 0)} tok in {lat.get('t_gen_ms', 0):.0f} ms"
-            text += f"<br><span style='color:{muted}; font-size:small'>after end of speech: {cells}</span>"
+            n_in, t_in = lat.get("prompt_tokens", 0), lat.get("t_prompt_ms", 0)
+            cells += f" · read your words ({n_in} tokens) in {t_in:.0f} ms"
+            cells += f" · wrote {lat.get('gen_tokens', 0)} tokens in {lat.get('t_gen_ms', 0):.0f} ms"
+            text += f"<br><span style='color:{muted}; font-size:small'>{since}: {cells}</span>"
         return f"<div style='margin:0 0 6px 6px'>{text}</div>"

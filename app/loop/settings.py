@@ -43,6 +43,7 @@ class AppSettings:
     ptt_key: str = "Space"
     global_ptt: bool = False
     window_geometry: str = ""
+    first_run_done: bool = False  # the welcome note was shown
     # Sampler settings the user changed (SamplingConfig field -> value); the rest follow the
     # defaults, so improved defaults reach everyone who did not tune them.
     sampling: dict[str, float] = field(default_factory=dict)
