@@ -12,10 +12,12 @@ from app.brain.records import Message
 def to_markdown(messages: Sequence[Message], person: str, bot: str) -> str:
     lines = [f"# Conversation with {bot}", ""]
     for m in messages:
-        who = person if m.role == "user" else bot
+        who = m.name or (person if m.role == "user" else bot)
         when = datetime.fromtimestamp(m.time).strftime("%Y-%m-%d %H:%M")
         note = " *(interrupted)*" if m.interrupted else ""
         lines += [f"**{who}** ({when}){note}:", "", m.text, ""]
+        if m.unspoken:
+            lines += [f"*(not spoken: {m.unspoken})*", ""]
     return "\n".join(lines)
 
 
@@ -25,7 +27,14 @@ def to_json(messages: Sequence[Message], person: str, bot: str) -> str:
             "person": person,
             "bot": bot,
             "messages": [
-                {"role": m.role, "text": m.text, "time": m.time, "interrupted": m.interrupted}
+                {
+                    "role": m.role,
+                    "name": m.name or (person if m.role == "user" else bot),
+                    "text": m.text,
+                    "time": m.time,
+                    "interrupted": m.interrupted,
+                    **({"unspoken": m.unspoken} if m.unspoken else {}),
+                }
                 for m in messages
             ],
         },

@@ -138,21 +138,22 @@ def check_file(path: Path, kind: str, entry: ModelEntry | None = None, verify_ha
     if entry is None:
         entry = next((e for e in _safe_catalog() if e.file == path.name and e.kind == kind), None)
     hint = _fix_hint(path, entry)
+    kind_name = {"llm": "Language model", "whisper": "Speech model"}.get(kind, f"{kind} model")
     if not path.is_file():
-        raise ModelError(f"{kind} model {path} is missing. {hint}")
+        raise ModelError(f"{kind_name} {path} is missing. {hint}")
     size = path.stat().st_size
     with open(path, "rb") as f:
         magic = f.read(4)
     if magic != MAGIC_BY_KIND[kind]:
         what = "GGUF" if kind == "llm" else "ggml Whisper"
-        raise ModelError(f"{kind} model {path} is not a {what} file (bad header). {hint}")
+        raise ModelError(f"{kind_name} {path} is not a {what} file (bad header). {hint}")
     if entry is None:
         return
     if entry.size is not None and size != entry.size:
         state = "truncated" if size < entry.size else "larger than expected"
-        raise ModelError(f"{kind} model {path} is {state} ({size} bytes, expected {entry.size}). {hint}")
+        raise ModelError(f"{kind_name} {path} is {state} ({size} bytes, expected {entry.size}). {hint}")
     if verify_hash and entry.sha256 and sha256_of(path) != entry.sha256:
-        raise ModelError(f"{kind} model {path} is corrupted (sha256 mismatch). {hint}")
+        raise ModelError(f"{kind_name} {path} is corrupted (sha256 mismatch). {hint}")
 
 
 def _safe_catalog() -> list[ModelEntry]:

@@ -52,4 +52,4 @@ class BannerArea(QWidget):
 
     def messages(self) -> dict[str, str]:
         """source -> text of the messages shown now."""
-        return {s: b.label.text() for s, b in self._by_source.items() if not b.isHidden()}
+        return {s: b.label.text() for s, b in self._by_source.items()}

@@ -230,14 +230,18 @@ class MainWindow(QMainWindow):
 
         dlg = SettingsDialog(self.settings, self)
         if dlg.exec():
-            new = dlg.result_settings()
-            reload = new.model_reload_needed(self.settings)
-            self.settings = new
-            new.save()
-            self.chat.person, self.chat.bot = new.person, new.bot
-            self.apply_mode()
-            if reload:
-                self.start_assistant()
+            self.apply_settings(dlg.result_settings())
+
+    def apply_settings(self, new: AppSettings) -> None:
+        """Save and use `new`; the assistant restarts when a model-side setting changed (a new
+        persona applies from the next turn: earlier turns keep their names)."""
+        reload = new.model_reload_needed(self.settings)
+        self.settings = new
+        new.save()
+        self.chat.person, self.chat.bot = new.person, new.bot
+        self.apply_mode()
+        if reload:
+            self.start_assistant()
 
     # ----- events from the core ----------------------------------------------------------------
     def on_event(self, kind: str, data: dict) -> None:

@@ -78,17 +78,14 @@ class SettingsDialog(QDialog):
 
     def accept(self) -> None:
         """OK: the chosen model files must be usable, else say what is wrong and stay open."""
-        for combo, kind, label in (
-            (self.llm, "llm", "Language model"),
-            (self.whisper, "whisper", "Speech model"),
-        ):
+        for combo, kind in ((self.llm, "llm"), (self.whisper, "whisper")):
             path = _chosen(combo)
             if not path:  # the built-in default: when missing, the window says how to fetch it
                 continue
             try:
                 catalog.check_file(Path(path), kind, verify_hash=False)
             except catalog.ModelError as exc:
-                self.problem.setText(f"{label}: {exc}")
+                self.problem.setText(str(exc))
                 self.problem.show()
                 self.tabs.setCurrentIndex(0)
                 combo.setFocus()

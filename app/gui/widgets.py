@@ -253,7 +253,7 @@ class ChatView(QTextBrowser):
                 body = body.replace(s, f"<span style='background-color:{hl}'>{s}</span>", 1)
             if m.unspoken:
                 rest = html.escape(m.unspoken)
-                body += f" <span style='color:{muted}; text-decoration:line-through'>{rest}</span>"
+                body += f" <span style='color:#9a9a9a; text-decoration:line-through'>{rest}</span>"
                 body += f" <i style='color:{muted}'>(interrupted: the struck-out part was not spoken)</i>"
             elif m.interrupted:
                 body += f" <i style='color:{muted}'>(interrupted)</i>"

@@ -99,19 +99,24 @@ class Assistant:
         self._early: EarlyTranscription | None = None  # set by the stt thread once whisper loads
         self.tentative = TentativeTurns(self._llm_q.put)  # hands-free turns started at a pause
         self._closed = False
+        self._life = threading.Lock()  # start() and shutdown() exclude each other
         self._levels_wanted = True
         self._threads: list[threading.Thread] = []
 
     # ----- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
-        """Load everything in the background; progress and problems arrive as events."""
-        self._set_state(State.LOADING)
-        self._start_speaker()
-        self._start_microphone()
-        for name, target in (("assistant-stt", self._stt_loop), ("assistant-llm", self._llm_loop)):
-            t = threading.Thread(target=target, name=name, daemon=True)
-            t.start()
-            self._threads.append(t)
+        """Load everything in the background; progress and problems arrive as events. Does
+        nothing after `shutdown()` (a window closed while the assistant was starting)."""
+        with self._life:
+            if self._closed:
+                return
+            self._set_state(State.LOADING)
+            self._start_speaker()
+            self._start_microphone()
+            for name, target in (("assistant-stt", self._stt_loop), ("assistant-llm", self._llm_loop)):
+                t = threading.Thread(target=target, name=name, daemon=True)
+                t.start()
+                self._threads.append(t)
 
     def _start_speaker(self) -> None:
         c = self.config
@@ -148,9 +153,10 @@ class Assistant:
 
     def shutdown(self, timeout: float = 2.0) -> None:
         """Stop speaking and generating, save the session, close devices. Blocks <= timeout."""
-        if self._closed:
-            return
-        self._closed = True
+        with self._life:  # waits for a start() in progress (it opens devices)
+            if self._closed:
+                return
+            self._closed = True
         self.interrupt()
         if self.mic is not None:
             self.mic.close()

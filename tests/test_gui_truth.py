@@ -1,0 +1,222 @@
+"""The window tells the truth (issue #19): what was said, what state it is in, what went wrong
+and how it recovered. pytest-qt on the real assistant, real models, virtual audio devices."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from app.gui.settings_dialog import SettingsDialog
+from app.loop.events import State
+from app.loop.settings import AppSettings
+from tests.conftest import espeak
+from tests.test_gui import close_window, config_dir, open_window, shot  # noqa: F401 (fixture)
+
+STORY = "Tell me a long story about a dragon who loves tea."
+
+
+def wait_reply(qtbot, w, n: int, timeout: int = 90000) -> None:
+    """Until the window shows `n` messages and the last reply has its details."""
+    qtbot.waitUntil(lambda: len(w.chat.messages) >= n and bool(w.chat.messages[n - 1].latency), timeout=timeout)
+
+
+# 1. Memory = what was heard ------------------------------------------------------------------
+def test_stop_shows_the_unspoken_rest_apart(qtbot, config_dir, virtual_audio) -> None:
+    w = open_window(qtbot, AppSettings(person="Sam", bot="Max", n_ctx=1024))
+    w.bridge.send_text(STORY)
+    qtbot.waitUntil(lambda: len(w.chat.messages) == 2 and bool(w.chat.messages[1].spoken), timeout=60000)
+    qtbot.waitUntil(lambda: w.chat.messages[1].spoken not in w.chat.messages[1].text[:12], timeout=30000)
+    qtbot.wait(300)
+    qtbot.mouseClick(w.stop_btn, Qt.MouseButton.LeftButton)
+    reply = w.chat.messages[1]
+    qtbot.waitUntil(lambda: bool(reply.unspoken), timeout=30000)
+    remembered = w.bridge.history()[1]
+    assert remembered.text == reply.text and remembered.unspoken == reply.unspoken
+    assert reply.interrupted and not reply.spoken  # the highlight ended with the speech
+    qtbot.wait(100)
+    html = w.chat.toHtml()
+    assert "not spoken" in html and "line-through" in html
+    shot(w, "interrupted-reply")
+    close_window(w)
+
+
+# 2. Errors are honest and recoverable ---------------------------------------------------------
+def test_settings_refuse_a_model_that_is_not_one(qtbot, config_dir, tmp_path) -> None:
+    AppSettings().save()
+    before = AppSettings.path().read_text()
+    dlg = SettingsDialog(AppSettings())
+    qtbot.addWidget(dlg)
+    dlg.show()
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a model")
+    for typed, says in ((str(tmp_path / "typo.gguf"), "missing"), (str(notes), "not a GGUF file")):
+        dlg.llm.setEditText(typed)
+        dlg.accept()
+        assert dlg.isVisible() and dlg.result() == 0, "the dialog closed on a bad model"
+        assert says in dlg.problem.text() and dlg.problem.isVisible()
+    shot(dlg, "settings-bad-model")
+    assert AppSettings.path().read_text() == before
+    dlg.llm.setCurrentIndex(0)  # back to the built-in model
+    dlg.accept()
+    assert not dlg.isVisible() and dlg.result() == 1
+
+
+def test_banner_goes_when_the_model_is_fixed_and_spoken_words_are_kept(
+    qtbot, config_dir, virtual_audio, speech_dir, tmp_path
+) -> None:
+    w = open_window(qtbot, AppSettings(llm_model=str(tmp_path / "gone.gguf")), wait_loaded=False)
+    qtbot.waitUntil(lambda: "llm" in w.banners.messages() and w.loading.isHidden(), timeout=30000)
+    # speaking to it: whisper hears, nobody answers; the words land in the box, not lost
+    wav = espeak("What is the capital of France?", speech_dir / "gui-france.wav", wpm=140)
+    w.bridge.press()
+    qtbot.waitUntil(lambda: w.pill.state == "listening", timeout=5000)
+    virtual_audio.play_into_mic(wav).wait(30)
+    qtbot.wait(400)
+    w.bridge.release()
+    qtbot.waitUntil(lambda: "france" in w.input.text().lower(), timeout=60000)
+    assert len([k for k in w.banners.messages() if k != "welcome"]) == 1
+    # fixed in Settings (the built-in model): the banner goes, the gauge shows the new model
+    w.apply_settings(dataclasses.replace(w.settings, llm_model=""))
+    qtbot.waitUntil(lambda: w.loading.isHidden() and "llm" not in w.banners.messages(), timeout=60000)
+    qtbot.waitUntil(lambda: w.gauge.text().startswith("Memory ") and "%" in w.gauge.text(), timeout=10000)
+    w.send_typed()  # the kept words can now be sent
+    wait_reply(qtbot, w, 2)
+    assert "france" in w.chat.messages[0].text.lower() and w.input.text() == ""
+    close_window(w)
+
+
+# 3. State is always visible -------------------------------------------------------------------
+def test_hands_free_mode_is_shown_and_nothing_heard_never_contradicts(qtbot, config_dir, virtual_audio) -> None:
+    w = open_window(qtbot, AppSettings(hands_free=True, n_ctx=1024))
+    assert "Hands-free" in w.ptt.text() and "hands-free" in w.chat.toHtml()
+    shot(w, "hands-free-empty")
+    w.apply_settings(dataclasses.replace(w.settings, hands_free=False))
+    assert w.ptt.text().startswith("Hold to talk") and "Hold the button" in w.chat.toHtml()
+    # a rejected transcript while a reply is being spoken is not announced as "Nothing heard"
+    w.on_event("state", {"state": State.SPEAKING})
+    w.on_event("transcript", {"text": "", "rejected": True, "reason": "no speech detected", "prob": 0.0})
+    assert "Nothing heard" not in w.statusBar().currentMessage()
+    w.on_event("state", {"state": State.IDLE})
+    w.on_event("transcript", {"text": "", "rejected": True, "reason": "no speech detected", "prob": 0.0})
+    assert "Nothing heard" in w.statusBar().currentMessage()
+    close_window(w)
+
+
+def test_new_messages_scroll_into_view_unless_scrolled_up(qtbot, config_dir) -> None:
+    w = open_window(qtbot, AppSettings(n_ctx=1024), wait_loaded=False)
+    for i in range(40):
+        w.chat.add("user" if i % 2 == 0 else "assistant", f"message number {i} " * 6)
+    w.chat.render()
+    bar = w.chat.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum(), timeout=5000)
+    bar.setValue(0)  # the reader scrolls up to read
+    w.chat.add("assistant", "a new reply")
+    w.chat.render()
+    QApplication.processEvents()
+    assert bar.value() == 0
+    bar.setValue(bar.maximum())  # back at the bottom: follows again
+    w.chat.add("assistant", "another reply " * 20)
+    w.chat.render()
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum(), timeout=5000)
+    close_window(w)
+
+
+# 4. Keyboard ----------------------------------------------------------------------------------
+def test_escape_stops_and_focused_buttons_work_with_enter(qtbot, config_dir, virtual_audio) -> None:
+    w = open_window(qtbot, AppSettings(n_ctx=1024))
+    w.activateWindow()
+    w.chat.setFocus()
+    order = []
+    for _ in range(4):
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+        order.append(QApplication.focusWidget())
+    assert order == [w.input, w.send_btn, w.ptt, w.stop_btn]
+    assert all(x.isVisible() for x in order)
+    shot(w, "focus-on-stop")
+    # Escape stops a reply
+    w.bridge.send_text(STORY)
+    qtbot.waitUntil(lambda: w.pill.state == "speaking", timeout=60000)
+    qtbot.keyClick(w.chat, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: w.chat.messages[1].interrupted, timeout=30000)
+    qtbot.waitUntil(lambda: w.pill.state == "idle", timeout=30000)
+    # Enter on the focused Stop button stops the next one
+    w.bridge.send_text("Tell me another long story, about a fox.")
+    qtbot.waitUntil(lambda: len(w.chat.messages) == 4 and w.pill.state == "speaking", timeout=60000)
+    w.stop_btn.setFocus()
+    qtbot.keyClick(w.stop_btn, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: w.chat.messages[3].interrupted, timeout=30000)
+    # Space on a focused button presses that button, it does not start push-to-talk
+    w.send_btn.setFocus()
+    qtbot.keyClick(w.send_btn, Qt.Key.Key_Space)
+    qtbot.wait(200)
+    assert w.pill.state != "listening"
+    close_window(w)
+
+
+# 5. History is history ------------------------------------------------------------------------
+def test_rename_keeps_earlier_names_and_details_survive_a_restart(qtbot, config_dir, virtual_audio) -> None:
+    w = open_window(qtbot, AppSettings(person="Sam", bot="Max", n_ctx=1024))
+    w.bridge.send_text("Hello there!")
+    wait_reply(qtbot, w, 2)
+    w.apply_settings(dataclasses.replace(w.settings, bot="Rex"))
+    qtbot.waitUntil(lambda: "next message" in w.statusBar().currentMessage(), timeout=60000)
+    qtbot.waitUntil(lambda: w.loading.isHidden(), timeout=60000)
+    assert w.chat.messages[1].name == "Max" and w.chat.messages[1].latency
+    w.bridge.send_text("Who are you?")
+    wait_reply(qtbot, w, 4)
+    assert [m.name for m in w.chat.messages] == ["Sam", "Max", "Sam", "Rex"]
+    assert "re-evaluating" not in w.statusBar().currentMessage()
+    close_window(w)
+    w2 = open_window(qtbot, AppSettings.load())
+    qtbot.waitUntil(lambda: len(w2.chat.messages) == 4, timeout=10000)
+    assert [m.name for m in w2.chat.messages] == ["Sam", "Max", "Sam", "Rex"]
+    assert w2.chat.messages[1].latency.get("t_first_token_ms") and w2.chat.messages[3].latency
+    assert "details" in w2.chat.toHtml()
+    close_window(w2)
+
+
+def test_new_conversation_asks_first(qtbot, config_dir, virtual_audio) -> None:
+    w = open_window(qtbot, AppSettings(n_ctx=1024))
+    w.bridge.send_text("Hello there!")
+    wait_reply(qtbot, w, 2)
+
+    def answer(button: QMessageBox.StandardButton) -> None:
+        QTimer.singleShot(200, lambda: w.confirm.button(button).click())
+
+    answer(QMessageBox.StandardButton.Cancel)
+    w.new_conversation()
+    assert len(w.chat.messages) == 2 and len(w.bridge.history()) == 2
+    answer(QMessageBox.StandardButton.Yes)
+    w.new_conversation()
+    assert w.chat.messages == []
+    qtbot.waitUntil(lambda: w.bridge.history() == [], timeout=10000)
+    close_window(w)
+
+
+# 6. Plain language ----------------------------------------------------------------------------
+def test_plain_words_for_memory_models_voices_export_and_first_run(qtbot, config_dir, virtual_audio, tmp_path) -> None:
+    w = open_window(qtbot, AppSettings(n_ctx=1024))
+    assert "welcome" in w.banners.messages() and "small" in w.banners.messages()["welcome"]
+    w.bridge.send_text("Hello there!")
+    wait_reply(qtbot, w, 2)
+    text = w.gauge.text()
+    assert text.startswith("Memory ") and "%" in text and "older turns set aside: 0" in text
+    assert "tokens" not in text and "tokens" in w.gauge.toolTip()
+    w.export_to(tmp_path / "talk.md", "md")
+    assert str(tmp_path / "talk.md") in w.banners.messages()["export"]
+    shot(w, "plain-gauge-and-export")
+    close_window(w)
+    again = open_window(qtbot, AppSettings.load(), wait_loaded=False)
+    assert "welcome" not in again.banners.messages()  # the note is shown once
+    close_window(again)
+
+    dlg = SettingsDialog(AppSettings())
+    qtbot.addWidget(dlg)
+    first = dlg.llm.itemText(0)
+    assert first.startswith("Built-in: smollm2") and first.endswith("MB)")
+    labels = [dlg.llm.itemText(i) for i in range(dlg.llm.count())]
+    assert not any("missing" in x for x in labels)
+    voices = [dlg.voice.itemText(i) for i in range(1, min(dlg.voice.count(), 6))]
+    assert voices and all("— en" in v for v in voices), voices
