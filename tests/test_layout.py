@@ -123,6 +123,6 @@ def test_no_import_cycles():
 def test_the_checks_see_imports():
     """Guards the guard: the parser must find the imports it is meant to judge."""
     assert "app.loop.assistant" in GRAPH["app.gui.bridge"]
-    assert "app.brain.conversation" in GRAPH["app.loop.assistant"]
+    assert "app.brain.brain" in GRAPH["app.loop.assistant"]
     assert any(t.startswith("PySide6") for t in GRAPH["app.gui.main_window"])
     assert "app.cli.chat_voice" in GRAPH["app.cli.chat"]  # an import inside a function

@@ -27,6 +27,32 @@ class LlmConfig:
 
 
 @dataclass
+class RemoteConfig:
+    """An OpenAI-compatible server as the language model (see `remote.py`)."""
+
+    url: str  # the API base, e.g. http://127.0.0.1:8080/v1
+    model: str = ""  # "" = the server's first (or only) model
+    api_key_env: str = "TALK_LLAMA_API_KEY"  # the key is read from this variable, never stored
+    n_ctx: int = 0  # the server's context; 0 = ask the server, else 4096
+    max_tokens: int = 256
+    temperature: float = 0.3
+    top_p: float = 0.8
+    seed: int | None = 0
+    connect_timeout_s: float = 5.0
+    stall_timeout_s: float = 30.0  # no byte for this long: the server is not answering
+
+
+@dataclass
+class LoadResult:
+    """What resuming a saved session did."""
+
+    resumed: bool  # True: the saved state was used as it was (no re-evaluation)
+    replayed_turns: int = 0  # turns re-evaluated from history instead
+    message: str = ""  # why the saved state was not used, in plain words ("" = resumed or none)
+    seconds: float = 0.0
+
+
+@dataclass
 class Message:
     """One line of the history. `text` is what the model has in its context (for a reply cut
     by a barge-in: what was heard); `unspoken` the rest of that reply, for display only."""
@@ -66,3 +92,6 @@ class TurnStats:
     shifts_in_reply: int = 0  # shifts made while generating (the reply outgrew the space)
     stop_reason: str = ""
     user_trimmed: int = 0
+    cached_tokens: int | None = (
+        None  # remote: prompt tokens the server served from its cache (None: not reported)
+    )

@@ -18,28 +18,20 @@ import json
 import logging
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import llama_cpp
 
 from app.brain.conversation import Conversation
 from app.brain.ledger import Ledger
-from app.brain.records import Message
+from app.brain.records import LoadResult, Message
 from app.catalog.catalog import sha256_of
 
 log = logging.getLogger(__name__)
 VERSION = 2  # 2: the ledger records where each reply starts
 STATE = "state.bin"
 META = "session.json"
-
-
-@dataclass
-class LoadResult:
-    resumed: bool  # True: cache restored without evaluation
-    replayed_turns: int = 0  # turns re-evaluated from history instead
-    message: str = ""  # why the saved state was not used (empty when resumed or no session)
-    seconds: float = 0.0
 
 
 def fingerprint(conv: Conversation) -> dict[str, object]:

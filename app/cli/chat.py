@@ -52,8 +52,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     a("--session", default=None, help="session folder: resume from it and save after each turn")
     a("-f", "--file", default=None, help="also append the dialogue to this text file")
     a("--ctx-size", type=int, default=2048, help="llama context size in tokens")
+    add_remote_flags(p)
     add_sampling_flags(p)
     p.set_defaults(run=run)
+
+
+def add_remote_flags(p: argparse.ArgumentParser) -> None:
+    """An OpenAI-compatible server as the language model (README: A bigger brain)."""
+    group = p.add_argument_group("remote language model (speech stays local)")
+    g = group.add_argument
+    g("--llm-url", default=None, help="OpenAI-compatible API base, e.g. http://gpu-box:8080/v1")
+    g("--llm-model", default="", help="model name on that server (default: its first model)")
+    g("--llm-ctx", type=int, default=0, help="the server's context in tokens (default: ask the server)")
+    g(
+        "--llm-key-env",
+        default="TALK_LLAMA_API_KEY",
+        help="environment variable holding the API key (default: %(default)s; never stored)",
+    )
 
 
 def add_sampling_flags(p: argparse.ArgumentParser) -> None:

@@ -21,6 +21,24 @@ def llm_config(args: argparse.Namespace):
     )
 
 
+def remote_config(args: argparse.Namespace):
+    """The remote brain asked for with --llm-url, or None (the local model)."""
+    from app.brain.records import RemoteConfig
+
+    if not args.llm_url:
+        return None
+    return RemoteConfig(
+        args.llm_url,
+        model=args.llm_model,
+        api_key_env=args.llm_key_env,
+        n_ctx=args.llm_ctx,
+        max_tokens=args.max_tokens,
+        temperature=args.temp,
+        top_p=args.top_p,
+        seed=args.seed,
+    )
+
+
 def sampling_config(args: argparse.Namespace):
     from app.brain.sampling import SamplingConfig
 
@@ -63,6 +81,7 @@ def turn_record(stats, user: str, reply: str) -> dict:
         "t_prompt_ms": round(stats.t_prompt_ms, 1),
         "t_first_token_ms": round(stats.t_first_token_ms, 1),
         "t_gen_ms": round(stats.t_gen_ms, 1),
+        **({"cached_tokens": stats.cached_tokens} if stats.cached_tokens is not None else {}),
     }
 
 

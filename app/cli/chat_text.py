@@ -8,23 +8,22 @@ import json
 import sys
 from pathlib import Path
 
-from app.cli.chat_shared import Transcript, llm_config, persona, turn_record
+from app.cli.chat_shared import Transcript, llm_config, persona, remote_config, turn_record
 
 
 def run_text(args: argparse.Namespace) -> int:
-    from app.brain import session
-    from app.brain.conversation import Conversation
+    from app.brain.brain import BrainError, load_session, open_brain, save_session
     from app.catalog.catalog import ModelError
 
     try:
-        conv = Conversation(llm_config(args), persona(args))
-    except (ModelError, ValueError) as exc:
+        conv = open_brain(llm_config(args), remote_config(args), persona(args))
+    except (ModelError, BrainError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     out = Transcript(args)
     session_dir = Path(args.session) if args.session else None
     if session_dir:
-        res = session.load(conv, session_dir)
+        res = load_session(conv, session_dir)
         if res.message:
             print(f"warning: {res.message}", file=sys.stderr)
     if args.verbose_prompt:
@@ -38,23 +37,28 @@ def run_text(args: argparse.Namespace) -> int:
             out.line(f"{person}: {text}")
             out.begin_reply(bot)
             pieces = []
-            for piece in conv.stream(text):
-                pieces.append(piece)
-                out.reply_piece(piece)
+            try:
+                for piece in conv.stream(text):
+                    pieces.append(piece)
+                    out.reply_piece(piece)
+            except BrainError as exc:  # the server failed: say so, keep going
+                out.line("")
+                print(f"error: {exc}", file=sys.stderr, flush=True)
+                continue
             out.line("")
             reply = "".join(pieces).strip()
             if args.jsonl:
                 print(json.dumps(turn_record(conv.last_stats, text, reply), ensure_ascii=False), flush=True)
-            if args.print_special:
+            if args.print_special and hasattr(conv, "llama"):
                 ids = conv.llama.input_ids[: conv.n_past].tolist()
                 print(conv.llama.detokenize(ids, special=True).decode("utf-8", "replace"), file=sys.stderr)
             if session_dir:
-                session.save(conv, session_dir)
+                save_session(conv, session_dir)
     except KeyboardInterrupt:
         print("", file=sys.stderr)
     finally:
         if session_dir and conv.history:
-            session.save(conv, session_dir)
+            save_session(conv, session_dir)
         out.close()
         conv.close()
     return 0

@@ -13,7 +13,7 @@ import sys
 import threading
 from pathlib import Path
 
-from app.cli.chat_shared import Transcript, llm_config, persona
+from app.cli.chat_shared import Transcript, llm_config, persona, remote_config
 
 
 def assistant_config(args: argparse.Namespace):
@@ -27,6 +27,7 @@ def assistant_config(args: argparse.Namespace):
     device = lambda v: int(v) if v is not None and str(v).isdigit() else v  # noqa: E731
     return AssistantConfig(
         llm=llm_config(args),
+        remote=remote_config(args),
         stt=SttConfig(
             Path(args.model_whisper) if args.model_whisper else default_model_path("whisper"),
             n_threads=args.threads,

@@ -32,6 +32,10 @@ class Check:
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("doctor", help="check models, audio, TTS, Qt and libraries")
     p.add_argument("--dir", help="models folder")
+    p.add_argument(
+        "--llm-url", help="also check this OpenAI-compatible server (default: the one in Settings)"
+    )
+    p.add_argument("--llm-model", default="", help="the model to use on it")
     p.set_defaults(run=run)
 
 
@@ -153,6 +157,20 @@ def check_qt() -> list[Check]:
     return out
 
 
+def check_server(url: str, model: str) -> list[Check]:
+    """A remote language model: reachable, which model, how much context (required when asked)."""
+    from app.brain.records import RemoteConfig
+    from app.brain.remote import BrainError, RemoteConversation
+
+    try:
+        brain = RemoteConversation(RemoteConfig(url, model, connect_timeout_s=3, stall_timeout_s=10))
+    except BrainError as exc:
+        return [Check("server", False, str(exc))]
+    text = f"{url}: model {brain.model}, context {brain.n_ctx} tokens ({brain.ctx_source})"
+    brain.close()
+    return [Check("server", True, text)]
+
+
 def check_logs() -> list[Check]:
     return [Check("logs", True, f"log file (native library messages too): {logs.log_path()}", False)]
 
@@ -168,6 +186,13 @@ def run(args: argparse.Namespace) -> int:
         *check_qt(),
         *check_logs(),
     ]
+    url = args.llm_url
+    if url is None:
+        from app.loop.settings import AppSettings
+
+        url = AppSettings.load().llm_url
+    if url:
+        checks += check_server(url, args.llm_model)
     section = None
     for c in checks:
         if c.section != section:

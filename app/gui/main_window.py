@@ -305,6 +305,8 @@ class MainWindow(QMainWindow):
             self.chat.schedule()
 
     def _on_turn(self, d: dict) -> None:
+        if d.get("gen_tokens"):
+            self.banners.clear("brain")
         if self._reply is not None:
             if not self._reply.unspoken:  # a cut reply keeps the heard/unspoken split
                 self._reply.text = d["reply"] or self._reply.text
@@ -339,14 +341,19 @@ class MainWindow(QMainWindow):
             if source == "llm":
                 self._llm_failed = True
                 self.gauge.update_stats({})
-            hint = (
-                f" Fix: run `{FETCH_HINT}`, or choose a model file in Settings." if "fetch" not in msg else ""
-            )
+            if self.settings.llm_url and source == "llm":
+                hint = " Fix: start the server, or change it in Settings → Models."
+            elif "fetch" not in msg:
+                hint = f" Fix: run `{FETCH_HINT}`, or choose a model file in Settings."
+            else:
+                hint = ""
             self.banners.show_message(source, msg + hint, "error", "Settings…", self.open_settings)
         elif source == "microphone":
             self.banners.show_message(source, msg, "warning", "Settings…", self.open_settings)
         elif source == "tts":
             self.banners.show_message(source, msg, "warning")
+        elif source == "brain":  # a reply failed (a remote server); the next good turn clears it
+            self.banners.show_message(source, msg, "error", "Settings…", self.open_settings)
         else:
             self.statusBar().showMessage(msg, 8000)
 

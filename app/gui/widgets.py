@@ -108,7 +108,23 @@ class ContextGauge(QProgressBar):
             self.setFormat("Memory: no model loaded")
             self.setToolTip("No language model is loaded.")
             return
-        self.setFormat(f"Memory {round(100 * n_past / n_ctx)}% · older turns set aside: {dropped}")
+        where = "Server memory" if stats.get("server") else "Memory"
+        self.setFormat(f"{where} {round(100 * n_past / n_ctx)}% · older turns set aside: {dropped}")
+        cached = stats.get("cached_tokens")
+        if stats.get("server"):
+            cache = (
+                f"Last turn the server reused {cached} tokens from its cache."
+                if cached is not None and cached >= 0
+                else "This server does not report how much it reused from its cache."
+            )
+            self.setToolTip(
+                f"The language model runs on {stats['server']} ({stats.get('model', '')}).\n"
+                f"The conversation fills about {n_past} of its {n_ctx} context tokens. When it is\n"
+                "full, the oldest whole exchanges are left out of the next requests (half the\n"
+                f"space at once, so the server can keep reusing the rest). {cache}\n"
+                f"So far: {dropped} exchanges left out."
+            )
+            return
         self.setToolTip(
             f"The conversation fills {n_past} of the model's {n_ctx} context tokens; the persona\n"
             f"prompt ({stats.get('n_keep', 0)} tokens) always stays. When it is full, the oldest whole\n"

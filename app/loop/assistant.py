@@ -37,9 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from app.brain import session
-from app.brain.conversation import Conversation, LlmConfig
+from app.brain.brain import Brain, load_session, open_brain, save_session
 from app.brain.persona import Persona
+from app.brain.records import LlmConfig, RemoteConfig
 from app.ears.early_transcription import EarlyTranscription
 from app.ears.echo import EchoGuard
 from app.ears.microphone import Level, Microphone, MicrophoneError
@@ -61,6 +61,7 @@ SLOW_BLOCK_S = 0.1  # ... and when nothing watches it live (push-to-talk, window
 class AssistantConfig:
     llm: LlmConfig
     stt: SttConfig
+    remote: RemoteConfig | None = None  # an OpenAI-compatible server instead of the local model
     persona: Persona = field(default_factory=Persona)
     vad: VadConfig = field(default_factory=VadConfig)
     speaker: SpeakerConfig = field(default_factory=SpeakerConfig)
@@ -84,7 +85,7 @@ class Assistant:
         self.config = config
         self._on_event = on_event
         self.state = State.LOADING
-        self.conversation: Conversation | None = None
+        self.conversation: Brain | None = None
         self.transcriber: Transcriber | None = None
         self.speaker: Any = None
         self.mic: Microphone | None = None
@@ -355,9 +356,9 @@ class Assistant:
 
     def _llm_loop(self) -> None:
         try:
-            self.conversation = Conversation(self.config.llm, self.config.persona)
+            self.conversation = open_brain(self.config.llm, self.config.remote, self.config.persona)
             if self.config.session_dir:
-                res = session.load(self.conversation, self.config.session_dir)
+                res = load_session(self.conversation, self.config.session_dir)
                 if res.message:
                     self.emit(Event("notice", {"message": res.message}))
                 if self.conversation.history:
@@ -374,7 +375,7 @@ class Assistant:
                 session_dir=c.session_dir,
             )
             stats = self.conversation.context_stats()
-            log.info("language model ready (%s)", Path(c.llm.model_path).name)
+            log.info("language model ready (%s)", c.remote.url if c.remote else Path(c.llm.model_path).name)
             self.emit(Event("loading", {"part": "llm", "done": True, "stats": stats}))
         except Exception as exc:
             self._error(f"Language model unavailable: {exc}", "llm")
@@ -405,7 +406,7 @@ class Assistant:
         if self.conversation is not None:
             self.conversation.reset()
             if self.config.session_dir:
-                session.save(self.conversation, self.config.session_dir)
+                save_session(self.conversation, self.config.session_dir)
             self.emit(Event("reset", self.conversation.context_stats()))
 
     # ----- helpers -----------------------------------------------------------------------------

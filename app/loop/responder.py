@@ -17,8 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.brain import session
-from app.brain.conversation import Conversation
+from app.brain.brain import Brain, BrainError, save_session
 from app.brain.records import Message
 from app.loop.events import Event, State
 from app.loop.turn import Turn
@@ -30,7 +29,7 @@ log = logging.getLogger(__name__)
 class Responder:
     def __init__(
         self,
-        conversation: Conversation,
+        conversation: Brain,
         speaker: Any,
         emit: Callable[[Event], None],
         set_state: Callable[[State], None],
@@ -76,9 +75,13 @@ class Responder:
             if not turn.cancel.is_set():
                 for sentence in splitter.flush():
                     self._speak(turn, sentence)
-        except Exception as exc:
-            log.exception("generation failed")
-            self._error(f"Generation failed: {exc}", "llm")
+        except Exception as exc:  # BrainError: a remote server failed; anything else is a bug
+            log.log(logging.WARNING if isinstance(exc, BrainError) else logging.ERROR, "no reply: %s", exc)
+            self._error(str(exc) if isinstance(exc, BrainError) else f"Generation failed: {exc}", "brain")
+            if not pieces and not turn.withdrawn:  # nothing was said: the words go back, not lost
+                self._emit(
+                    Event("unanswered", {"text": turn.text, "message": "The assistant could not answer."})
+                )
         self.current = None
         if turn.withdrawn:
             return
@@ -113,7 +116,7 @@ class Responder:
         """llm thread: write the session (when there is one); a failure is reported, not raised."""
         if self.session_dir and self.conversation.history:
             try:
-                session.save(self.conversation, self.session_dir)
+                save_session(self.conversation, self.session_dir)
             except OSError as exc:
                 self._error(f"Could not save the session: {exc}", "session")
 

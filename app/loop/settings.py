@@ -25,6 +25,8 @@ log = logging.getLogger(__name__)
 @dataclass
 class AppSettings:
     llm_model: str = ""  # empty: the catalog default
+    llm_url: str = ""  # an OpenAI-compatible server instead of the local model ("" = local)
+    llm_remote_model: str = ""  # its model ("" = the server's first)
     whisper_model: str = ""
     input_device: str = ""  # empty: system default
     output_device: str = ""
@@ -77,6 +79,8 @@ class AppSettings:
     def model_reload_needed(self, other: AppSettings) -> bool:
         keys = (
             "llm_model",
+            "llm_url",
+            "llm_remote_model",
             "whisper_model",
             "n_ctx",
             "threads",
@@ -113,8 +117,8 @@ def sampling_config(overrides: dict[str, float]) -> SamplingConfig:
 
 def assistant_config(s: AppSettings, session_dir: Path | None = None):
     """The AssistantConfig these settings describe (catalog defaults for empty model paths)."""
-    from app.brain.conversation import LlmConfig
     from app.brain.persona import Persona
+    from app.brain.records import LlmConfig, RemoteConfig
     from app.catalog.catalog import default_model_path
     from app.ears.transcriber import SttConfig
     from app.ears.vad import VadConfig
@@ -125,13 +129,20 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None):
         return int(v) if v.isdigit() else (v or None)
 
     persona = Persona(s.person, s.bot, s.prompt)
+    sampling = sampling_config(s.sampling)
+    remote = (
+        RemoteConfig(s.llm_url, s.llm_remote_model, temperature=sampling.temperature, top_p=sampling.top_p)
+        if s.llm_url
+        else None
+    )
     return AssistantConfig(
         llm=LlmConfig(
             Path(s.llm_model) if s.llm_model else default_model_path("llm"),
             n_ctx=s.n_ctx,
             n_threads=s.threads,
-            sampling=sampling_config(s.sampling),
+            sampling=sampling,
         ),
+        remote=remote,
         stt=SttConfig(
             Path(s.whisper_model) if s.whisper_model else default_model_path("whisper"),
             n_threads=s.threads,

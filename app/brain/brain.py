@@ -1,0 +1,71 @@
+"""The brain interface: what the loop and the front ends use of a language model, whichever it
+is: the local `Conversation` (one persistent llama context in this process) or a
+`RemoteConversation` (an OpenAI-compatible server: llama-server, vLLM, Ollama, llama-cpp-python's).
+
+Contract shared by both (one owner thread per brain; every call may block on the model):
+- `stream(text, cancel, proceed)` appends a user turn and yields the reply in pieces; `cancel`
+  (any thread) stops it within one piece; the partial reply is kept, marked interrupted.
+  `proceed` (tentative turns) is called once the turn is ready, before the first piece; False
+  takes the turn back without a trace. A failure raises `BrainError` with a message for people.
+- `history`: the conversation as `Message`s; `last_stats`: the last turn's `TurnStats`;
+  `context_stats()`: counters for the memory gauge (`n_past`, `n_ctx`, `dropped_turns`, ...).
+- `amend_last_reply(text, unspoken)`: after a barge-in, the newest reply becomes what was heard.
+- `reset()`, `close()`; sessions through `save_session` / `load_session` below.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+from app.brain import session
+from app.brain.conversation import Conversation
+from app.brain.persona import Persona
+from app.brain.records import LlmConfig, LoadResult, Message, RemoteConfig, TurnStats
+from app.brain.remote import BrainError, RemoteConversation
+
+__all__ = ["Brain", "BrainError", "load_session", "open_brain", "save_session"]
+
+
+class Brain(Protocol):
+    persona: Persona
+    history: list[Message]
+    last_stats: TurnStats | None
+    system_prompt: str
+
+    def stream(
+        self, text: str, cancel: threading.Event | None = None, proceed: Callable[[], bool] | None = None
+    ) -> Iterator[str]: ...
+
+    def amend_last_reply(self, text: str, unspoken: str = "") -> bool: ...
+
+    def context_stats(self) -> dict[str, Any]: ...
+
+    def reset(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def open_brain(llm: LlmConfig, remote: RemoteConfig | None, persona: Persona) -> Brain:
+    """The remote brain when `remote` is given, else the local model (blocks while it loads;
+    raises ModelError / BrainError / ValueError with a message for people)."""
+    if remote is not None:
+        return RemoteConversation(remote, persona)
+    return Conversation(llm, persona)
+
+
+def save_session(brain: Brain, directory: Path) -> None:
+    """Write the brain's session to `directory` (atomic; its owner thread)."""
+    if isinstance(brain, RemoteConversation):
+        brain.save_session(directory)
+    else:
+        session.save(brain, directory)  # type: ignore[arg-type]
+
+
+def load_session(brain: Brain, directory: Path) -> LoadResult:
+    """Resume the session saved in `directory` (a fresh brain; its owner thread)."""
+    if isinstance(brain, RemoteConversation):
+        return brain.load_session(directory)
+    return session.load(brain, directory)  # type: ignore[arg-type]

@@ -1,0 +1,377 @@
+"""RemoteConversation: an OpenAI-compatible server as the language model; speech stays local.
+
+What makes the local context good, done over `POST /v1/chat/completions` with `stream: true`
+(the `openai` client; llama-server, vLLM, Ollama and llama-cpp-python's server all speak it):
+
+- **Only the new turn costs work.** The head of every request is byte-identical within a
+  conversation: the system prompt is rendered once, earlier replies are resent exactly as
+  received (after a barge-in: as heard). Servers that cache prompts (llama-server's
+  `cache_prompt`, vLLM's prefix caching, Ollama, llama-cpp-python) then evaluate only what
+  follows the longest common prefix.
+- **Trimmed on whole turns, half the space at once.** When the next request would not fit the
+  server's context (asked from the server: llama-server `/props`, Ollama `/api/show`; learned
+  from an "exceeds the context" answer; else configured), the oldest whole exchanges are dropped
+  until half of the space after the system prompt is free, so the prefix then stays the same for
+  many turns (dropping one message per turn would change it every turn and defeat the cache).
+- **Barge-in stops generation at once**: `cancel` closes the HTTP stream between pieces; the
+  servers stop generating when the client goes.
+- **Per turn** (`last_stats`): prompt tokens, tokens served from the cache (llama-server's
+  `timings.cache_n`, `usage.prompt_tokens_details.cached_tokens` where reported, else None),
+  generated tokens, time to first token.
+- **Failures** raise `BrainError` saying what happened and what to do. No retry once a piece was
+  given out (it may be spoken already); a reply cut by a failure is kept, marked interrupted.
+
+Token counts come from the server's usage (exact for each request sent); text not yet counted
+is estimated at 3 characters per token.
+
+Threading: owned by one thread (the llm thread); `cancel` may be set from any thread.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import openai
+
+from app.brain.persona import Persona
+from app.brain.records import LoadResult, Message, RemoteConfig, TurnStats
+
+log = logging.getLogger(__name__)
+DEFAULT_N_CTX = 4096  # when the server cannot say and none is configured
+SESSION_FILE = "remote-session.json"
+TURN_OVERHEAD = 8  # template tokens around one message (role markers, end of turn)
+
+
+class BrainError(RuntimeError):
+    """The language model could not answer; the message says why and what to do."""
+
+
+def estimate_tokens(text: str) -> int:
+    return len(text) // 3 + TURN_OVERHEAD
+
+
+@dataclass
+class Exchange:
+    """One user turn and the reply as it stands in the conversation; `tokens`: its cost in a
+    request (the server's count once known, else an estimate)."""
+
+    user: str
+    reply: str
+    tokens: int
+
+
+class RemoteConversation:
+    """See the module docstring. Raises BrainError at creation when the server is unusable."""
+
+    def __init__(self, config: RemoteConfig, persona: Persona | None = None) -> None:
+        self.config = config
+        self.persona = persona or Persona()
+        self.url = config.url.rstrip("/")
+        self.client = openai.OpenAI(
+            base_url=self.url,
+            api_key=os.environ.get(config.api_key_env) or "none",
+            max_retries=0,
+            timeout=openai.Timeout(config.stall_timeout_s, connect=config.connect_timeout_s),
+        )
+        self.model = config.model or self._first_model()
+        self.n_ctx, self.ctx_source = self._server_context()
+        self.system_prompt = self.persona.render()
+        self.system_tokens = estimate_tokens(self.system_prompt)
+        self.kept: list[Exchange] = []  # the exchanges sent with each request, oldest first
+        self.history: list[Message] = []
+        self.last_stats: TurnStats | None = None
+        self.turn_count = self.shifts = self.discarded = self.dropped_turns = 0
+        self.n_past = self.system_tokens
+        log.info("remote brain: %s at %s, context %d (%s)", self.model, self.url, self.n_ctx, self.ctx_source)
+
+    # ----- the server -------------------------------------------------------------------------
+    def _first_model(self) -> str:
+        try:
+            models = [m.id for m in self.client.models.list()]
+        except Exception as exc:
+            raise self._explain(exc) from exc
+        if not models:
+            raise BrainError(f"The server at {self.url} offers no model; load one there or pass --llm-model.")
+        return models[0]
+
+    def _server_context(self) -> tuple[int, str]:
+        """The server's context size and where it came from (configured, /props, /api/show)."""
+        if self.config.n_ctx:
+            return self.config.n_ctx, "configured"
+        root = re.sub(r"/v1$", "", self.url)
+        props = self._get_json(f"{root}/props")
+        if props:  # llama-server
+            n = props.get("default_generation_settings", {}).get("n_ctx") or props.get("n_ctx")
+            if n:
+                return int(n), "llama-server /props"
+        show = self._get_json(f"{root}/api/show", {"model": self.model})
+        if show:  # Ollama: its /v1 uses num_ctx, not the model's maximum context
+            found = re.search(r"num_ctx\s+(\d+)", str(show.get("parameters", "")))
+            return (int(found.group(1)), "ollama num_ctx") if found else (2048, "ollama default")
+        return DEFAULT_N_CTX, "default"
+
+    def _get_json(self, url: str, body: dict | None = None) -> dict:
+        """GET (or POST `body`) a JSON object from the server; {} when it has no such endpoint."""
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(url, data, {"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=self.config.connect_timeout_s) as response:
+                found = json.loads(response.read())
+        except (OSError, ValueError) as exc:  # urllib's HTTPError/URLError are OSErrors
+            log.debug("%s: %s", url, exc)
+            return {}
+        return found if isinstance(found, dict) else {}
+
+    def _explain(self, exc: Exception) -> BrainError:
+        """A failure in words for people."""
+        where = f"The language model server at {self.url}"
+        if isinstance(exc, BrainError):
+            return exc
+        if isinstance(exc, openai.APITimeoutError):
+            return BrainError(
+                f"{where} did not answer for {self.config.stall_timeout_s:.0f} s; it may be overloaded."
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            return BrainError(
+                f"{where} cannot be reached ({exc.__cause__ or exc}). Is it running? Check --llm-url."
+            )
+        if isinstance(exc, openai.APIStatusError):
+            detail = _error_text(exc)
+            reasons = {
+                400: f"rejected the request: {detail}",
+                401: f"refused the API key; set {self.config.api_key_env}.",
+                403: f"refused access: {detail}",
+                404: f"has no model {self.model!r} or no OpenAI API at this URL: {detail}",
+                429: "is busy (too many requests); try again in a moment.",
+            }
+            text = reasons.get(exc.status_code, f"failed (HTTP {exc.status_code}): {detail}")
+            return BrainError(f"{where} {text}")
+        return BrainError(f"{where} sent something that is not a chat stream ({type(exc).__name__}: {exc}).")
+
+    # ----- the request ---------------------------------------------------------------------------
+    def messages(self, user: str) -> list[dict[str, str]]:
+        """The request for a new user turn: the fixed head, the kept exchanges, the turn."""
+        out = [{"role": "system", "content": self.system_prompt}]
+        for ex in self.kept:
+            out += [{"role": "user", "content": ex.user}, {"role": "assistant", "content": ex.reply}]
+        return [*out, {"role": "user", "content": user}]
+
+    def _fit(self, user_tokens: int, at_least: int = 0) -> None:
+        """Drop the oldest whole exchanges so the turn and its reply fit (half the space at once)."""
+        space = self.n_ctx - self.system_tokens
+        used = sum(ex.tokens for ex in self.kept)
+        overflow = max(used + user_tokens + self.config.max_tokens - space, at_least)
+        if overflow <= 0 or not self.kept:
+            return
+        target, freed, n = max(overflow, space // 2), 0, 0
+        while n < len(self.kept) and freed < target:
+            freed += self.kept[n].tokens
+            n += 1
+        del self.kept[:n]
+        self.shifts += 1
+        self.discarded += freed
+        self.dropped_turns += n
+        log.info("server context full: %d oldest exchanges (~%d tokens) left out", n, freed)
+
+    def _open(self, text: str) -> Any:
+        """Send the request (after fitting it); one retry when the server says it is too long."""
+        self._fit(estimate_tokens(text))
+        for attempt in range(2):
+            try:
+                return self.client.chat.completions.create(
+                    model=self.model,
+                    messages=self.messages(text),  # type: ignore[arg-type]
+                    stream=True,
+                    stream_options={"include_usage": True},
+                    max_tokens=self.config.max_tokens,
+                    temperature=self.config.temperature,
+                    top_p=self.config.top_p,
+                    seed=self.config.seed,
+                )
+            except openai.BadRequestError as exc:
+                size = _context_in(_error_text(exc))
+                if attempt or size is None or not self.kept:
+                    raise self._explain(exc) from exc
+                self.n_ctx, self.ctx_source = size, "learned from the server"
+                self._fit(estimate_tokens(text), at_least=1)
+            except Exception as exc:
+                raise self._explain(exc) from exc
+        raise AssertionError("unreachable")
+
+    # ----- the brain interface (brain.py) ---------------------------------------------------------
+    def stream(
+        self, text: str, cancel: threading.Event | None = None, proceed: Callable[[], bool] | None = None
+    ) -> Iterator[str]:
+        """Send a user turn and yield the reply as it streams (see brain.py for the contract)."""
+        t0 = time.perf_counter()
+        stats = TurnStats(turn=self.turn_count + 1, n_ctx=self.n_ctx)
+        shifts0, discarded0 = self.shifts, self.discarded
+        older = sum(ex.tokens for ex in self.kept)
+        response = self._open(text)
+        stats.t_prompt_ms = (time.perf_counter() - t0) * 1000
+        if proceed is not None:
+            go = proceed()
+            stats.t_wait_ms = (time.perf_counter() - t0) * 1000 - stats.t_prompt_ms
+            if not go:
+                response.close()
+                log.info("turn withdrawn before its reply (request closed)")
+                return
+        self.turn_count += 1
+        self.history.append(Message("user", text, name=self.persona.person))
+        pieces: list[str] = []
+        reason, usage, cached, failure = "max_tokens", None, None, None
+        try:
+            for chunk in response:
+                if cancel is not None and cancel.is_set():
+                    reason = "cancelled"
+                    break
+                usage = chunk.usage or usage
+                cached = _cached_tokens(chunk, cached)
+                choice = chunk.choices[0] if chunk.choices else None
+                if choice is not None and choice.finish_reason:
+                    reason = "eog" if choice.finish_reason == "stop" else str(choice.finish_reason)
+                piece = choice.delta.content if choice is not None and choice.delta else None
+                if piece:
+                    if not stats.t_first_token_ms:
+                        stats.t_first_token_ms = (time.perf_counter() - t0) * 1000
+                    pieces.append(piece)
+                    yield piece
+                    if cancel is not None and cancel.is_set():
+                        reason = "cancelled"
+                        break
+        except Exception as exc:  # dropped or malformed mid-reply: keep what came, then say so
+            reason, failure = "failed", self._explain(exc)
+        finally:
+            response.close()  # a cancelled reply: the server stops generating
+            reply = "".join(pieces).strip()
+            interrupted = reason in ("cancelled", "failed")
+            self.history.append(Message("assistant", reply, interrupted=interrupted, name=self.persona.bot))
+            prompt = usage.prompt_tokens if usage else self.system_tokens + older + estimate_tokens(text)
+            generated = usage.completion_tokens if usage and usage.completion_tokens else len(pieces)
+            if usage and not self.kept and self.turn_count == 1:  # calibrate the system prompt's cost
+                self.system_tokens = max(1, prompt - estimate_tokens(text))
+            cost = max(prompt - self.system_tokens - older, 1) + generated + 2
+            self.kept.append(Exchange(text, reply, cost))
+            self.n_past = self.system_tokens + older + cost
+            stats.prompt_tokens, stats.gen_tokens, stats.cached_tokens = prompt, generated, cached
+            stats.t_gen_ms = (time.perf_counter() - t0) * 1000 - stats.t_prompt_ms - stats.t_wait_ms
+            stats.stop_reason, stats.n_past, stats.n_keep = reason, self.n_past, self.system_tokens
+            stats.shifts, stats.discarded = self.shifts - shifts0, self.discarded - discarded0
+            self.last_stats = stats
+        if failure is not None:
+            raise failure
+
+    def amend_last_reply(self, text: str, unspoken: str = "") -> bool:
+        """The newest reply becomes `text` (what was heard): it is resent so from the next turn."""
+        if not self.kept or not self.history or self.history[-1].role != "assistant":
+            return False
+        self.kept[-1].reply = text
+        last = self.history[-1]
+        last.text, last.interrupted, last.unspoken = text, True, unspoken
+        return True
+
+    def context_stats(self) -> dict[str, Any]:
+        cached = self.last_stats.cached_tokens if self.last_stats else None
+        return {
+            "n_past": self.n_past,
+            "n_ctx": self.n_ctx,
+            "n_keep": self.system_tokens,
+            "shifts": self.shifts,
+            "discarded": self.discarded,
+            "dropped_turns": self.dropped_turns,
+            "cached_tokens": -1 if cached is None else cached,
+            "server": self.url,
+            "model": self.model,
+        }
+
+    def reset(self) -> None:
+        """A new conversation (its system prompt is rendered anew)."""
+        self.kept.clear()
+        self.history.clear()
+        self.system_prompt = self.persona.render()
+        self.turn_count = self.shifts = self.discarded = self.dropped_turns = 0
+        self.n_past = self.system_tokens
+
+    def close(self) -> None:
+        self.client.close()
+
+    # ----- sessions --------------------------------------------------------------------------------
+    def save_session(self, directory: Path) -> None:
+        """Atomically write the conversation (its exact request head included) to `directory`."""
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        data = {
+            "version": 1,
+            "persona": self.persona.fingerprint(),
+            "system_prompt": self.system_prompt,
+            "system_tokens": self.system_tokens,
+            "kept": [asdict(ex) for ex in self.kept],
+            "history": [asdict(m) for m in self.history],
+            "counters": [self.turn_count, self.shifts, self.discarded, self.dropped_turns],
+        }
+        tmp = directory / f".{SESSION_FILE}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, ensure_ascii=False, indent=1)
+        os.replace(tmp, directory / SESSION_FILE)
+
+    def load_session(self, directory: Path) -> LoadResult:
+        """Resume: the same request head as before (the server's cache may still hold it). With
+        another persona the conversation goes on under the new system prompt."""
+        path = directory / SESSION_FILE
+        if not path.exists():
+            return LoadResult(False)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            kept = [Exchange(**ex) for ex in data["kept"]]
+            history = [Message.from_dict(m) for m in data["history"]]
+            counters = [int(x) for x in data["counters"]]
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            log.warning("remote session %s unreadable (%s)", path, exc)
+            return LoadResult(
+                False, message="The saved conversation was corrupt, so a new conversation starts."
+            )
+        self.kept, self.history = kept, history
+        self.turn_count, self.shifts, self.discarded, self.dropped_turns = counters
+        if data.get("persona") == self.persona.fingerprint():
+            self.system_prompt, self.system_tokens = data["system_prompt"], int(data["system_tokens"])
+            return LoadResult(True)
+        return LoadResult(
+            False, message="The new persona applies from your next message; earlier turns stay as they were."
+        )
+
+
+def _error_text(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        return str(inner.get("message", inner) if isinstance(inner, dict) else inner)[:300]
+    return str(exc.message)[:300]
+
+
+def _context_in(message: str) -> int | None:
+    """The context size a server names when a request is too long (llama-server's
+    exceed_context_size_error n_ctx, llama-cpp-python's "context window of N")."""
+    found = re.search(r"(?:context window of|n_ctx\W+|context length is|context size of)\s*(\d+)", message)
+    return int(found.group(1)) if found else None
+
+
+def _cached_tokens(chunk: Any, known: int | None) -> int | None:
+    """Prompt tokens served from the server's cache, as far as this chunk tells."""
+    extra = getattr(chunk, "model_extra", None) or {}
+    timings = extra.get("timings")
+    if isinstance(timings, dict) and "cache_n" in timings:  # llama-server
+        return int(timings["cache_n"])
+    details = getattr(chunk.usage, "prompt_tokens_details", None) if chunk.usage else None
+    if details is not None and getattr(details, "cached_tokens", None) is not None:  # vLLM, OpenAI
+        return int(details.cached_tokens)
+    return known
