@@ -39,6 +39,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         _AUDIO.stop()
 
 
+@pytest.fixture
+def config_dir(tmp_path, monkeypatch) -> Path:
+    """Settings, sessions and logs of the app under test in a fresh folder."""
+    monkeypatch.setenv("TALK_LLAMA_CONFIG", str(tmp_path / "config"))
+    return tmp_path / "config"
+
+
 @pytest.fixture(scope="session")
 def virtual_audio() -> VirtualAudio:
     if _AUDIO is None:

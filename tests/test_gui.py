@@ -11,7 +11,6 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QTabWidget
 
@@ -30,12 +29,6 @@ def shot(widget, name: str) -> Path:
     QApplication.processEvents()
     assert widget.grab().save(str(path))
     return path
-
-
-@pytest.fixture
-def config_dir(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("TALK_LLAMA_CONFIG", str(tmp_path / "config"))
-    return tmp_path / "config"
 
 
 def open_window(qtbot, settings: AppSettings | None = None, wait_loaded: bool = True) -> MainWindow:

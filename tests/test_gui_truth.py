@@ -12,14 +12,16 @@ from app.gui.settings_dialog import SettingsDialog
 from app.loop.events import State
 from app.loop.settings import AppSettings
 from tests.conftest import espeak
-from tests.test_gui import close_window, config_dir, open_window, shot  # noqa: F401 (fixture)
+from tests.test_gui import close_window, open_window, shot
 
 STORY = "Tell me a long story about a dragon who loves tea."
 
 
 def wait_reply(qtbot, w, n: int, timeout: int = 90000) -> None:
     """Until the window shows `n` messages and the last reply has its details."""
-    qtbot.waitUntil(lambda: len(w.chat.messages) >= n and bool(w.chat.messages[n - 1].latency), timeout=timeout)
+    qtbot.waitUntil(
+        lambda: len(w.chat.messages) >= n and bool(w.chat.messages[n - 1].latency), timeout=timeout
+    )
 
 
 # 1. Memory = what was heard ------------------------------------------------------------------
@@ -88,7 +90,9 @@ def test_banner_goes_when_the_model_is_fixed_and_spoken_words_are_kept(
 
 
 # 3. State is always visible -------------------------------------------------------------------
-def test_hands_free_mode_is_shown_and_nothing_heard_never_contradicts(qtbot, config_dir, virtual_audio) -> None:
+def test_hands_free_mode_is_shown_and_nothing_heard_never_contradicts(
+    qtbot, config_dir, virtual_audio
+) -> None:
     w = open_window(qtbot, AppSettings(hands_free=True, n_ctx=1024))
     assert "Hands-free" in w.ptt.text() and "hands-free" in w.chat.toHtml()
     shot(w, "hands-free-empty")
@@ -196,7 +200,9 @@ def test_new_conversation_asks_first(qtbot, config_dir, virtual_audio) -> None:
 
 
 # 6. Plain language ----------------------------------------------------------------------------
-def test_plain_words_for_memory_models_voices_export_and_first_run(qtbot, config_dir, virtual_audio, tmp_path) -> None:
+def test_plain_words_for_memory_models_voices_export_and_first_run(
+    qtbot, config_dir, virtual_audio, tmp_path
+) -> None:
     w = open_window(qtbot, AppSettings(n_ctx=1024))
     assert "welcome" in w.banners.messages() and "small" in w.banners.messages()["welcome"]
     w.bridge.send_text("Hello there!")

@@ -142,9 +142,12 @@ class RemoteConversation:
                 f"{where} did not answer for {self.config.stall_timeout_s:.0f} s; it may be overloaded."
             )
         if isinstance(exc, openai.APIConnectionError):
-            return BrainError(
-                f"{where} cannot be reached ({exc.__cause__ or exc}). Is it running? Check --llm-url."
-            )
+            cause = exc.__cause__
+            if cause is None or "Connect" in type(cause).__name__:
+                return BrainError(
+                    f"{where} cannot be reached ({cause or exc}). Is it running? Check --llm-url."
+                )
+            return BrainError(f"{where} closed the connection without an answer ({cause}); see its log.")
         if isinstance(exc, openai.APIStatusError):
             detail = _error_text(exc)
             reasons = {
@@ -199,7 +202,7 @@ class RemoteConversation:
                     seed=self.config.seed,
                 )
             except openai.BadRequestError as exc:
-                size = _context_in(_error_text(exc))
+                size = _context_in(exc)
                 if attempt or size is None or not self.kept:
                     raise self._explain(exc) from exc
                 self.n_ctx, self.ctx_source = size, "learned from the server"
@@ -229,7 +232,7 @@ class RemoteConversation:
         self.turn_count += 1
         self.history.append(Message("user", text, name=self.persona.person))
         pieces: list[str] = []
-        reason, usage, cached, failure = "max_tokens", None, None, None
+        reason, usage, cached, failure = "", None, None, None
         try:
             for chunk in response:
                 if cancel is not None and cancel.is_set():
@@ -239,7 +242,9 @@ class RemoteConversation:
                 cached = _cached_tokens(chunk, cached)
                 choice = chunk.choices[0] if chunk.choices else None
                 if choice is not None and choice.finish_reason:
-                    reason = "eog" if choice.finish_reason == "stop" else str(choice.finish_reason)
+                    reason = {"stop": "eog", "length": "max_tokens"}.get(
+                        choice.finish_reason, choice.finish_reason
+                    )
                 piece = choice.delta.content if choice is not None and choice.delta else None
                 if piece:
                     if not stats.t_first_token_ms:
@@ -249,6 +254,10 @@ class RemoteConversation:
                     if cancel is not None and cancel.is_set():
                         reason = "cancelled"
                         break
+            if not reason:  # the stream ended without saying why: the connection was dropped
+                raise BrainError(
+                    f"The language model server at {self.url} stopped in the middle of the reply."
+                )
         except Exception as exc:  # dropped or malformed mid-reply: keep what came, then say so
             reason, failure = "failed", self._explain(exc)
         finally:
@@ -358,10 +367,15 @@ def _error_text(exc: openai.APIStatusError) -> str:
     return str(exc.message)[:300]
 
 
-def _context_in(message: str) -> int | None:
-    """The context size a server names when a request is too long (llama-server's
-    exceed_context_size_error n_ctx, llama-cpp-python's "context window of N")."""
-    found = re.search(r"(?:context window of|n_ctx\W+|context length is|context size of)\s*(\d+)", message)
+def _context_in(exc: openai.APIStatusError) -> int | None:
+    """The context size a server names when a request is too long: llama-server's
+    `exceed_context_size_error` carries `n_ctx`; others say it in words ("context window of N",
+    vLLM's "maximum context length is N")."""
+    body = exc.body if isinstance(exc.body, dict) else {}
+    inner = body.get("error", body)
+    if isinstance(inner, dict) and isinstance(inner.get("n_ctx"), int):
+        return inner["n_ctx"]
+    found = re.search(r"(?:context window of|context length is|context size of)\s*(\d+)", _error_text(exc))
     return int(found.group(1)) if found else None
 
 

@@ -1,0 +1,268 @@
+"""The remote brain against a real OpenAI-compatible server on loopback (llama-cpp-python's own,
+on the embedded GGUF) and, for the failure paths, a small server that fails on purpose."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import llama_cpp
+import pytest
+
+from app.brain.brain import BrainError, load_session, save_session
+from app.brain.persona import PINNED_TIME, Persona
+from app.brain.records import RemoteConfig
+from app.brain.remote import RemoteConversation
+from tests.support.servers import FaultServer, LlamaServer
+
+PERSONA = Persona("Sam", "Max", now=PINNED_TIME)
+QUESTIONS = [
+    "Hello, my name is Sam.",
+    "What is the capital of France?",
+    "Name a color of the sky.",
+    "Tell me one thing about cats.",
+    "What is two plus two?",
+]
+
+
+@pytest.fixture(scope="module")
+def server(llm_model: Path, tmp_path_factory: pytest.TempPathFactory):
+    s = LlamaServer(llm_model, tmp_path_factory.mktemp("server") / "server.log", n_ctx=2048)
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def faults():
+    s = FaultServer()
+    yield s
+    s.stop()
+
+
+def brain(url: str, **kw) -> RemoteConversation:
+    return RemoteConversation(RemoteConfig(url, **{"max_tokens": 40, "temperature": 0.0, **kw}), PERSONA)
+
+
+def new_turn_tokens(llm_model: Path, user: str) -> int:
+    """Tokens a turn adds after the previous reply's text: its end-of-turn, the user segment,
+    the assistant header (ChatML, the embedded model's template)."""
+    vocab = llama_cpp.Llama(str(llm_model), vocab_only=True, verbose=False)
+    text = f"<|im_end|>\n<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n"
+    n = len(vocab.tokenize(text.encode(), add_bos=False, special=True))
+    vocab.close()
+    return n
+
+
+def test_each_turn_makes_the_server_evaluate_only_the_new_turn(server, llm_model) -> None:
+    r = brain(server.url)
+    before = len(server.prefix_hits())
+    for q in QUESTIONS:
+        assert "".join(r.stream(q)).strip()
+        assert r.last_stats is not None and r.last_stats.gen_tokens > 0
+        assert r.last_stats.cached_tokens is None  # this server does not report it: said as such
+    hits = server.prefix_hits()[before:]
+    assert len(hits) == len(QUESTIONS) - 1 or len(hits) == len(QUESTIONS)
+    # from the second turn on, the server reused everything before the new turn
+    for q, (_reused, evaluated) in zip(QUESTIONS[1:], hits[-(len(QUESTIONS) - 1) :], strict=True):
+        predicted = new_turn_tokens(llm_model, q)
+        assert abs(evaluated - predicted) <= 2, (q, evaluated, predicted)
+    assert r.context_stats()["cached_tokens"] == -1 and r.context_stats()["server"] == server.url
+    head = r.messages("next")
+    assert head[0] == {"role": "system", "content": r.system_prompt}
+    assert [m["content"] for m in head[2::2][: len(QUESTIONS)]] == [m.text for m in r.history[1::2]]
+    r.close()
+
+
+def test_cancel_stops_the_servers_generation(server) -> None:
+    r = brain(server.url, max_tokens=400)
+    cancel = threading.Event()
+    pieces = []
+    done = server.completed()
+    for piece in r.stream("Tell me a very long story about a dragon who loves tea.", cancel):
+        pieces.append(piece)
+        if len(pieces) == 3:
+            cancel.set()
+    assert len(pieces) == 3 and r.last_stats.stop_reason == "cancelled"
+    said = r.history[-1]
+    assert said.interrupted and said.text == "".join(pieces).strip()
+    assert "".join(r.stream("Thanks!")).strip()  # the next request is served
+    # llama.cpp prints its timings when a generation runs to its end: only the second did
+    assert server.completed() == done + 1
+    assert r.kept[-2].reply == said.text  # the cut reply is resent as it was
+    r.close()
+
+
+def test_trimming_keeps_a_long_conversation_going_in_a_small_context(llm_model, tmp_path) -> None:
+    small = LlamaServer(llm_model, tmp_path / "small.log", n_ctx=512)
+    try:
+        # this server cannot tell its context size (and fails mid-stream when over it): configured
+        r = brain(small.url, max_tokens=24, n_ctx=512)
+        for i in range(105):
+            list(r.stream(f"{QUESTIONS[i % len(QUESTIONS)]} (question {i + 1})"))
+        stats = r.context_stats()
+        assert r.turn_count == 105 and len(r.history) == 210
+        assert all(m.text for m in r.history[1::2]) and not any(m.interrupted for m in r.history)
+        assert stats["shifts"] >= 3 and stats["dropped_turns"] > 50
+        # half the space is freed at once: the server re-reads the conversation only after a trim
+        rereads = [evaluated for _reused, evaluated in small.prefix_hits() if evaluated > 80]
+        assert len(rereads) <= stats["shifts"] + 1, (rereads, stats)
+    finally:
+        small.stop()
+
+
+def test_session_resumes_with_the_same_request_head(server, tmp_path) -> None:
+    r = brain(server.url)
+    "".join(r.stream(QUESTIONS[0]))
+    save_session(r, tmp_path)
+    assert (tmp_path / "remote-session.json").stat().st_mode & 0o777 == 0o600
+    again = brain(server.url)
+    res = load_session(again, tmp_path)
+    assert res.resumed and again.messages("x") == r.messages("x")
+    other = RemoteConversation(RemoteConfig(server.url), Persona("Sam", "Rex", now=PINNED_TIME))
+    res = load_session(other, tmp_path)
+    assert not res.resumed and "next message" in res.message and len(other.history) == 2
+    for b in (r, again, other):
+        b.close()
+
+
+# ----- failures (FaultServer) -----------------------------------------------------------------
+def test_a_server_that_is_down_is_named_at_start() -> None:
+    from tests.support.servers import free_port
+
+    with pytest.raises(BrainError, match=r"cannot be reached.*--llm-url"):
+        brain(f"http://127.0.0.1:{free_port()}/v1")
+
+
+@pytest.mark.parametrize(
+    ("mode", "says"),
+    [
+        ("status:400", "rejected the request: test error 400"),
+        ("status:401", "refused the API key; set TALK_LLAMA_API_KEY"),
+        ("status:404", "has no model 'fault'"),
+        ("status:429", "is busy"),
+        ("status:500", "failed (HTTP 500)"),
+        ("stall", "did not answer for 1 s"),
+        ("malformed", "not a chat stream"),
+    ],
+)
+def test_failures_before_the_first_piece_say_what_happened(faults, mode, says) -> None:
+    r = brain(faults.url, stall_timeout_s=1.0)
+    faults.mode = mode
+    with pytest.raises(BrainError, match=re.escape(says)):
+        list(r.stream("Hello?"))
+    assert faults.requests == 1  # no retry
+    faults.mode = "ok"
+    assert "".join(r.stream("Hello again?")) == "Hello there, friend."  # and it recovers
+
+
+def test_the_context_size_is_learned_from_a_too_long_answer(faults) -> None:
+    r = brain(faults.url)
+    for q in QUESTIONS[:4]:
+        list(r.stream(q))
+    faults.mode = "context:120"  # llama-server's 400, naming its context
+    assert "".join(r.stream(QUESTIONS[4])) == "Hello there, friend."
+    assert (r.n_ctx, r.ctx_source) == (120, "learned from the server")
+    assert r.dropped_turns >= 2 and len(r.kept) <= 3 and faults.requests == 6
+
+
+def test_a_stream_dropped_mid_reply_keeps_the_part_received(faults) -> None:
+    r = brain(faults.url)
+    faults.mode = "drop"
+    got = []
+    with pytest.raises(BrainError):
+        for piece in r.stream("Hello?"):
+            got.append(piece)
+    assert "".join(got) == "Hello there"
+    assert r.history[-1].text == "Hello there" and r.history[-1].interrupted
+    assert faults.requests == 1
+
+
+# ----- front ends -------------------------------------------------------------------------------
+def test_chat_cli_and_doctor_use_the_server(server, tmp_path) -> None:
+    env = {**os.environ, "TALK_LLAMA_CONFIG": str(tmp_path / "config")}
+    out = subprocess.run(
+        [sys.executable, "-m", "app", "chat", "--text", "--jsonl", "--llm-url", server.url, "-mt", "24"],
+        input="Hello!\nWhat is two plus two?\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    turns = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [t["user"] for t in turns] == ["Hello!", "What is two plus two?"] and all(
+        t["reply"] for t in turns
+    )
+    doctor = subprocess.run(
+        [sys.executable, "-m", "app", "doctor", "--llm-url", server.url],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert "[server]" in doctor.stdout and f"{server.url}: model" in doctor.stdout
+    down = subprocess.run(
+        [sys.executable, "-m", "app", "chat", "--text", "--llm-url", "http://127.0.0.1:9/v1"],
+        input="Hello!\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert down.returncode == 2 and "cannot be reached" in down.stderr
+
+
+def test_the_assistant_speaks_through_the_server_and_remembers_what_was_heard(
+    server, llm_model, whisper_model, virtual_audio
+) -> None:
+    from tests.support.assistant_rig import Recorder, make
+
+    rec = Recorder()
+    remote = RemoteConfig(server.url, max_tokens=300, temperature=0.0)
+    a = make(llm_model, whisper_model, rec, remote=remote, use_microphone=False)
+    try:
+        loaded = next(e for e in rec.of("loading") if e.data["part"] == "llm")
+        assert loaded.data["stats"]["server"] == server.url  # the gauge shows the server's memory
+        a.send_text("Tell me a long story about a dragon who loves tea.")
+        started = lambda e: e.data["event"] == "sentence_started"  # noqa: E731
+        first = rec.wait_for("sentence", 60, started)
+        rec.wait_for("sentence", 60, lambda e: started(e) and e.data["index"] > first.data["index"])
+        a.interrupt()
+        heard = rec.wait_for("heard", 60)
+        a.send_text("Thank you!")
+        turn = rec.wait_for("turn", 60, lambda e: e.data["user"] == "Thank you!")
+        brain = a.conversation
+        assert isinstance(brain, RemoteConversation)
+        assert brain.kept[0].reply == heard.data["text"] and heard.data["unspoken"]  # resent as heard
+        assert turn.data["reply"] and turn.data["server"] == server.url and turn.data["cached_tokens"] == -1
+    finally:
+        a.shutdown()
+
+
+def test_settings_test_connection_and_the_choice_is_saved(server, qtbot, config_dir) -> None:
+    from app.gui.settings_dialog import SettingsDialog
+    from app.loop.settings import AppSettings, assistant_config
+
+    dlg = SettingsDialog(AppSettings())
+    qtbot.addWidget(dlg)
+    dlg.show()
+    dlg.llm_url.setText("http://127.0.0.1:9/v1")
+    dlg.test_server()
+    qtbot.waitUntil(lambda: dlg.server_result.text().startswith("✗"), timeout=20000)
+    assert "cannot be reached" in dlg.server_result.text()
+    dlg.llm_url.setText(server.url)
+    dlg.test_server()
+    qtbot.waitUntil(lambda: dlg.server_result.text().startswith("✓"), timeout=20000)
+    assert "context" in dlg.server_result.text()
+    new = dlg.result_settings()
+    assert new.llm_url == server.url and new.model_reload_needed(AppSettings())
+    config = assistant_config(new)
+    assert config.remote is not None and config.remote.url == server.url
+    new.save()
+    stored = json.loads(AppSettings.path().read_text())
+    assert stored["llm_url"] == server.url and not [k for k in stored if "api" in k]  # no key stored
