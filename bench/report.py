@@ -154,6 +154,8 @@ def rows() -> list[tuple[str, str, str, str]]:
         out += idle_rows(r)
     if r := load("bargein"):
         out += bargein_rows(r)
+    if r := load("remote"):
+        out += remote_rows(r)
     return out
 
 
@@ -249,6 +251,29 @@ def bargein_rows(r: dict) -> list[tuple[str, str, str, str]]:
                 f"0 ({ok(s['false_barges'] == 0)})",
             ),
         ]
+    return out
+
+
+def remote_rows(r: dict) -> list[tuple[str, str, str, str]]:
+    p = r["policies"]
+    out = [
+        (
+            "remote",
+            f"{name}: answered · tokens sent / evaluated by the server per turn · first token p50 / p90",
+            f"{m['answered']}/{r['turns']} · {m['sent_mean']} / {m['evaluated_mean']} · "
+            f"{m['ttft_p50_ms']} / {m['ttft_p90_ms']} ms",
+            "",
+        )
+        for name, m in p.items()
+    ]
+    out.append(
+        (
+            "remote",
+            "one-message sliding window / ours: server evaluation · first token p50",
+            f"{r['evaluated_sliding_over_ours']}× · {r['ttft_p50_sliding_over_ours']}×",
+            f"ours answers every turn ({ok(p['ours']['answered'] == r['turns'])})",
+        )
+    )
     return out
 
 
