@@ -266,3 +266,20 @@ def test_settings_test_connection_and_the_choice_is_saved(server, qtbot, config_
     new.save()
     stored = json.loads(AppSettings.path().read_text())
     assert stored["llm_url"] == server.url and not [k for k in stored if "api" in k]  # no key stored
+
+
+def test_a_withdrawn_tentative_turn_leaves_no_trace_and_the_gauge_names_the_server(server, qtbot) -> None:
+    from app.gui.widgets import ContextGauge
+
+    r = brain(server.url)
+    list(r.stream(QUESTIONS[0]))
+    before = (r.messages("x"), len(r.history), r.turn_count)
+    assert list(r.stream("Tell me about the moon.", proceed=lambda: False)) == []
+    assert (r.messages("x"), len(r.history), r.turn_count) == before
+    confirmed = "".join(r.stream("Tell me about the moon.", proceed=lambda: True))
+    assert confirmed and r.history[-2].text == "Tell me about the moon."
+    gauge = ContextGauge()
+    qtbot.addWidget(gauge)
+    gauge.update_stats(r.context_stats())
+    assert gauge.text().startswith("Server memory ") and "does not report" in gauge.toolTip()
+    r.close()
