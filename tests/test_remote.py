@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import llama_cpp
@@ -283,3 +284,26 @@ def test_a_withdrawn_tentative_turn_leaves_no_trace_and_the_gauge_names_the_serv
     gauge.update_stats(r.context_stats())
     assert gauge.text().startswith("Server memory ") and "does not report" in gauge.toolTip()
     r.close()
+
+
+def test_cancel_is_immediate_even_while_the_server_is_silent(faults) -> None:
+    """A barge-in during a stall: the stream is closed from outside, the turn ends cancelled."""
+    r = brain(faults.url, stall_timeout_s=60.0)
+    faults.mode = "stall-after-first"
+    faults.stall_s = 60.0
+    cancel = threading.Event()
+    ended = threading.Event()
+    got: list[str] = []
+
+    def consume() -> None:
+        got.extend(r.stream("Hello?", cancel))
+        ended.set()
+
+    threading.Thread(target=consume, daemon=True).start()
+    deadline = time.monotonic() + 20
+    while not got and time.monotonic() < deadline:
+        time.sleep(0.02)
+    cancel.set()
+    assert ended.wait(20), "the cancelled stream kept waiting for the silent server"
+    assert got == ["Hello"] and r.last_stats.stop_reason == "cancelled"
+    assert r.history[-1].text == "Hello" and r.history[-1].interrupted

@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import queue
 import re
 import threading
 import time
@@ -219,8 +220,8 @@ class RemoteConversation:
         t0 = time.perf_counter()
         stats = TurnStats(turn=self.turn_count + 1, n_ctx=self.n_ctx)
         shifts0, discarded0 = self.shifts, self.discarded
-        older = sum(ex.tokens for ex in self.kept)
         response = self._open(text)
+        older = sum(ex.tokens for ex in self.kept)  # after any trimming
         stats.t_prompt_ms = (time.perf_counter() - t0) * 1000
         if proceed is not None:
             go = proceed()
@@ -233,11 +234,9 @@ class RemoteConversation:
         self.history.append(Message("user", text, name=self.persona.person))
         pieces: list[str] = []
         reason, usage, cached, failure = "", None, None, None
+        chunks = _Reader(response)  # a silent server must not hold up a barge-in
         try:
-            for chunk in response:
-                if cancel is not None and cancel.is_set():
-                    reason = "cancelled"
-                    break
+            for chunk in chunks.until(cancel):
                 usage = chunk.usage or usage
                 cached = _cached_tokens(chunk, cached)
                 choice = chunk.choices[0] if chunk.choices else None
@@ -251,17 +250,16 @@ class RemoteConversation:
                         stats.t_first_token_ms = (time.perf_counter() - t0) * 1000
                     pieces.append(piece)
                     yield piece
-                    if cancel is not None and cancel.is_set():
-                        reason = "cancelled"
-                        break
-            if not reason:  # the stream ended without saying why: the connection was dropped
+            if cancel is not None and cancel.is_set() and reason != "eog":
+                reason = "cancelled"
+            elif not reason:  # the stream ended without saying why: the connection was dropped
                 raise BrainError(
                     f"The language model server at {self.url} stopped in the middle of the reply."
                 )
         except Exception as exc:  # dropped or malformed mid-reply: keep what came, then say so
             reason, failure = "failed", self._explain(exc)
         finally:
-            response.close()  # a cancelled reply: the server stops generating
+            chunks.stop()  # the reader closes the stream: the server stops generating
             reply = "".join(pieces).strip()
             interrupted = reason in ("cancelled", "failed")
             self.history.append(Message("assistant", reply, interrupted=interrupted, name=self.persona.bot))
@@ -357,6 +355,49 @@ class RemoteConversation:
         return LoadResult(
             False, message="The new persona applies from your next message; earlier turns stay as they were."
         )
+
+
+class _Reader:
+    """Reads a response stream on its own thread, so the owner can stop waiting the moment
+    `cancel` is set even when the server sends nothing (a blocked socket read cannot be
+    interrupted from outside). The reader closes the stream when it stops: a server that is
+    generating notices at its next piece and stops."""
+
+    _END = object()
+
+    def __init__(self, response: Any) -> None:
+        self._response = response
+        self._queue: queue.Queue[Any] = queue.Queue()
+        self._stopped = threading.Event()
+        threading.Thread(target=self._read, daemon=True, name="remote-reader").start()
+
+    def _read(self) -> None:
+        try:
+            for chunk in self._response:
+                self._queue.put(chunk)
+                if self._stopped.is_set():
+                    break
+            self._queue.put(self._END)
+        except Exception as exc:
+            self._queue.put(exc)
+        finally:
+            self._response.close()
+
+    def until(self, cancel: threading.Event | None) -> Iterator[Any]:
+        """The chunks, until the stream ends or `cancel` is set (checked every 50 ms)."""
+        while cancel is None or not cancel.is_set():
+            try:
+                item = self._queue.get(timeout=0.05)
+            except queue.Empty:
+                continue
+            if item is self._END:
+                return
+            if isinstance(item, Exception):
+                raise item
+            yield item
+
+    def stop(self) -> None:
+        self._stopped.set()
 
 
 def _error_text(exc: openai.APIStatusError) -> str:

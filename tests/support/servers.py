@@ -78,7 +78,8 @@ class LlamaServer:
 class FaultServer:
     """Answers /v1/models with one model and /v1/chat/completions according to `mode`:
     "ok" (a short stream), "stall" (no byte for `stall_s`), "status:NNN", "drop" (two pieces,
-    then the connection closes), "malformed" (a stream that is not JSON), "context:N" (once,
+    then the connection closes), "stall-after-first" (one piece, then silence for `stall_s`),
+    "malformed" (a stream that is not JSON), "context:N" (once,
     llama-server's 400 for a prompt over a context of N tokens; then "ok")."""
 
     def __init__(self) -> None:
@@ -147,6 +148,9 @@ class FaultServer:
                     }  # fmt: skip
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                     self.wfile.flush()
+                    if mode == "stall-after-first":
+                        time.sleep(server.stall_s)
+                        return
                     if mode == "drop" and word == " there":
                         self.connection.shutdown(socket.SHUT_RDWR)
                         return
