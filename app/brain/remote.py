@@ -46,6 +46,7 @@ import openai
 
 from app.brain.persona import Persona
 from app.brain.records import LoadResult, Message, RemoteConfig, TurnStats
+from app.paths import private_dir, write_private
 
 log = logging.getLogger(__name__)
 DEFAULT_N_CTX = 4096  # when the server cannot say and none is configured
@@ -315,7 +316,7 @@ class RemoteConversation:
     # ----- sessions --------------------------------------------------------------------------------
     def save_session(self, directory: Path) -> None:
         """Atomically write the conversation (its exact request head included) to `directory`."""
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(directory)
         data = {
             "version": 1,
             "persona": self.persona.fingerprint(),
@@ -325,11 +326,7 @@ class RemoteConversation:
             "history": [asdict(m) for m in self.history],
             "counters": [self.turn_count, self.shifts, self.discarded, self.dropped_turns],
         }
-        tmp = directory / f".{SESSION_FILE}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, ensure_ascii=False, indent=1)
-        os.replace(tmp, directory / SESSION_FILE)
+        write_private(directory / SESSION_FILE, json.dumps(data, ensure_ascii=False, indent=1))
 
     def load_session(self, directory: Path) -> LoadResult:
         """Resume: the same request head as before (the server's cache may still hold it). With

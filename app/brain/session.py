@@ -27,6 +27,7 @@ from app.brain.conversation import Conversation
 from app.brain.ledger import Ledger
 from app.brain.records import LoadResult, Message
 from app.catalog.catalog import sha256_of
+from app.paths import private_dir, write_private
 
 log = logging.getLogger(__name__)
 VERSION = 2  # 2: the ledger records where each reply starts
@@ -45,7 +46,7 @@ def fingerprint(conv: Conversation) -> dict[str, object]:
 
 def save(conv: Conversation, directory: Path) -> None:
     """Atomically write the session (blocking; ~tens of ms for small contexts)."""
-    directory.mkdir(parents=True, exist_ok=True)
+    private_dir(directory)
     conv.unprime()  # a session holds whole turns only
     try:
         _write(conv, directory)
@@ -72,10 +73,9 @@ def _write(conv: Conversation, directory: Path) -> None:
         "history": [asdict(m) for m in conv.history],
         "saved_at": time.time(),
     }
-    tmp_meta = directory / f".{META}.tmp"
-    tmp_meta.write_text(json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8")
+    os.chmod(tmp_state, 0o600)
     os.replace(tmp_state, directory / STATE)
-    os.replace(tmp_meta, directory / META)
+    write_private(directory / META, json.dumps(meta, ensure_ascii=False, indent=1))
 
 
 def read_history(directory: Path) -> list[Message]:

@@ -36,6 +36,7 @@ from app.gui.widgets import (
     StatusPill,
 )
 from app.loop.settings import AppSettings, assistant_config
+from app.paths import write_private
 
 log = logging.getLogger(__name__)
 FOCUS_STYLE = (
@@ -219,7 +220,7 @@ class MainWindow(QMainWindow):
             else history.to_json(msgs, s.person, s.bot)
         )
         try:
-            path.write_text(text, encoding="utf-8")
+            write_private(path, text)
         except OSError as exc:
             self.banners.show_message("export", f"Could not save the conversation to {path}: {exc}")
             return

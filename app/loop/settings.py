@@ -11,13 +11,12 @@ import contextlib
 import dataclasses
 import json
 import logging
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.brain.persona import default_prompt
 from app.brain.sampling import SamplingConfig
-from app.paths import config_dir, data_dir
+from app.paths import config_dir, data_dir, private_dir, write_private
 
 log = logging.getLogger(__name__)
 
@@ -71,10 +70,8 @@ class AppSettings:
 
     def save(self) -> None:
         path = self.path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(dataclasses.asdict(self), indent=1, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)
+        private_dir(path.parent)
+        write_private(path, json.dumps(dataclasses.asdict(self), indent=1, ensure_ascii=False))
 
     def model_reload_needed(self, other: AppSettings) -> bool:
         keys = (
