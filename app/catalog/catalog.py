@@ -16,11 +16,14 @@ import contextlib
 import hashlib
 import json
 import os
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import platformdirs
+
+from app.catalog.ggml_whisper import GgmlFormatError, check_structure
 
 MODELS_ENV = "TALK_LLAMA_MODELS"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -147,6 +150,8 @@ def check_file(path: Path, kind: str, entry: ModelEntry | None = None, verify_ha
     if magic != MAGIC_BY_KIND[kind]:
         what = "GGUF" if kind == "llm" else "ggml Whisper"
         raise ModelError(f"{kind_name} {path} is not a {what} file (bad header). {hint}")
+    if kind == "whisper" and not (entry and verify_hash and entry.sha256):  # else the sha256 covers it
+        _check_whisper_structure(path, f"{kind_name} {path}", hint)
     if entry is None:
         return
     if entry.size is not None and size != entry.size:
@@ -154,6 +159,16 @@ def check_file(path: Path, kind: str, entry: ModelEntry | None = None, verify_ha
         raise ModelError(f"{kind_name} {path} is {state} ({size} bytes, expected {entry.size}). {hint}")
     if verify_hash and entry.sha256 and sha256_of(path) != entry.sha256:
         raise ModelError(f"{kind_name} {path} is corrupted (sha256 mismatch). {hint}")
+
+
+def _check_whisper_structure(path: Path, what: str, hint: str) -> None:
+    """whisper.cpp trusts a file's tensor table (a truncated file crashes the process), so the
+    table is walked here first. llama.cpp checks a GGUF's tensors against the file itself and
+    fails with an error, which `Conversation` reports."""
+    try:
+        check_structure(path)
+    except (GgmlFormatError, OSError, ValueError, struct.error) as exc:
+        raise ModelError(f"{what} is damaged: {exc}. {hint}") from exc
 
 
 def _safe_catalog() -> list[ModelEntry]:

@@ -133,10 +133,16 @@ def read_preamble(f: BinaryIO) -> tuple[Hparams, bytes, int]:
     hp = Hparams(*_unpack(f, "<11i"))
     start = f.tell()
     n_mel, n_fft = _unpack(f, "<2i")
+    if not (0 < n_mel <= 1024 and 0 < n_fft <= 4096):
+        raise GgmlFormatError(f"implausible mel filter bank ({n_mel} x {n_fft})")
     f.seek(4 * n_mel * n_fft, os.SEEK_CUR)
     (n_tok,) = _unpack(f, "<i")
+    if not 0 <= n_tok <= 1_000_000:
+        raise GgmlFormatError(f"implausible vocabulary size {n_tok}")
     for _ in range(n_tok):
         (n,) = _unpack(f, "<i")
+        if not 0 <= n <= 1024:
+            raise GgmlFormatError("corrupt vocabulary entry")
         f.seek(n, os.SEEK_CUR)
     end = f.tell()
     f.seek(start)
@@ -152,9 +158,11 @@ def iter_tensors(f: BinaryIO, with_data: bool = True) -> Iterator[TensorRecord]:
         if len(header) != 12:
             raise GgmlFormatError("file ends inside a tensor header (truncated)")
         n_dims, name_len, type_id = struct.unpack("<3i", header)
-        if type_id not in TYPES_BY_ID or not 1 <= n_dims <= 4:
+        if type_id not in TYPES_BY_ID or not 1 <= n_dims <= 4 or not 0 < name_len < 256:
             raise GgmlFormatError(f"unsupported tensor record (type {type_id}, {n_dims} dims)")
         dims = _unpack(f, f"<{n_dims}i")
+        if min(dims) <= 0:
+            raise GgmlFormatError(f"tensor with dimensions {dims}")
         name = f.read(name_len).decode("utf-8")
         ttype = TYPES_BY_ID[type_id]
         rec = TensorRecord(name, dims, ttype, b"")
@@ -167,6 +175,25 @@ def iter_tensors(f: BinaryIO, with_data: bool = True) -> Iterator[TensorRecord]:
         else:
             f.seek(nbytes, os.SEEK_CUR)
         yield rec
+
+
+def check_structure(path: Path) -> int:
+    """Walk a ggml Whisper file's header, vocabulary and tensor table without reading the data,
+    and make sure every tensor's data lies inside the file (whisper.cpp trusts the table: a
+    truncated file crashes it). Returns the tensor count; raises GgmlFormatError."""
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        hp, _raw, n_tok = read_preamble(f)
+        if min(hp.n_vocab, hp.n_audio_ctx, hp.n_audio_state, hp.n_text_layer, hp.n_mels) <= 0 or n_tok < 0:
+            raise GgmlFormatError("implausible model dimensions (not a Whisper model)")
+        count = 0
+        for rec in iter_tensors(f, with_data=False):
+            count += 1
+            if f.tell() > size:
+                raise GgmlFormatError(f"tensor {rec.name} is truncated (the file ends before its data)")
+    if count == 0:
+        raise GgmlFormatError("no tensors (truncated after the vocabulary)")
+    return count
 
 
 def read_header(path: Path) -> tuple[Hparams, int, int]:
