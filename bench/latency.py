@@ -38,7 +38,8 @@ def first_heard(times: np.ndarray, rms: np.ndarray, after: float) -> float | Non
     return float(t[0]) if len(t) else None
 
 
-def run(audio: VirtualAudio, n_questions: int, tmp: Path) -> dict:
+def run(audio: VirtualAudio, n_questions: int, tmp: Path, threads: int | None = None) -> dict:
+    """`threads`: None = the app's default (the cores other programs leave free, per turn)."""
     from app.brain.conversation import Conversation, LlmConfig
     from app.brain.persona import PINNED_TIME, Persona
     from app.brain.sampling import SamplingConfig
@@ -55,7 +56,7 @@ def run(audio: VirtualAudio, n_questions: int, tmp: Path) -> dict:
         n_ctx=2048,
         sampling=SamplingConfig(temperature=0),
         max_tokens=64,
-        n_threads=2,
+        n_threads=threads,
     )
     stt_cfg = SttConfig(default_model_path("whisper"))
     events: queue.Queue = queue.Queue()

@@ -44,6 +44,7 @@ from app.brain.records import LlmConfig, Message, TurnStats
 from app.brain.reply_text import ReplyText
 from app.brain.sampling import Sampler
 from app.catalog.catalog import check_file
+from app.cpu import FreeCores, threads_for
 from app.logs import NATIVE_LOAD
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,8 @@ class Conversation:
     ):
         self.config = config
         self.persona = persona or Persona()
+        self._free = FreeCores()
+        self.threads = config.n_threads or self._free.cores  # in use now (see `_pick_threads`)
         if llama is None:
             check_file(Path(config.model_path), "llm")
             with NATIVE_LOAD:  # verbose=False silences fd 2 while it loads (app.logs)
@@ -64,7 +67,8 @@ class Conversation:
                     model_path=str(config.model_path),
                     n_ctx=config.n_ctx,
                     n_batch=min(config.n_batch, config.n_ctx),
-                    n_threads=config.n_threads,
+                    n_threads=config.n_threads or self._free.cores,
+                    n_threads_batch=config.n_threads or self._free.cores,
                     n_gpu_layers=config.n_gpu_layers,
                     seed=config.sampling.seed,
                     flash_attn=config.flash_attn,
@@ -273,6 +277,7 @@ class Conversation:
         history are as before the call (turns a shift discarded to make room stay discarded).
         """
         t0 = time.perf_counter()
+        self._pick_threads()
         self.turn_count += 1
         stats = TurnStats(turn=self.turn_count, n_ctx=self.n_ctx)
         shifts0, discarded0 = self.shifts, self.discarded
@@ -370,6 +375,16 @@ class Conversation:
         last.text, last.interrupted, last.unspoken = text, True, unspoken
         self.prime()
         return True
+
+    def _pick_threads(self) -> None:
+        """Before a turn: as many threads as the machine leaves free (app.cpu), unless the
+        user fixed the count. ggml threads wait for each other; one sharing a busy core slows
+        all of them (2 threads with one core busy: a third of the speed of 1 thread)."""
+        n = threads_for(self.config.n_threads, self._free)
+        if n != self.threads:
+            llama_cpp.llama_set_n_threads(self.llama.ctx, n, n)
+            log.info("llama threads: %d -> %d (cores left free by other programs)", self.threads, n)
+            self.threads = n
 
     def _turn_tokens(self, user: str, reply: str) -> tuple[list[int], int]:
         """A past exchange's tokens, and how many of them are the user segment."""

@@ -24,7 +24,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     a("--text", action="store_true", help="typed input: one user message per stdin line")
     a("--ptt", action="store_true", help="push-to-talk: Enter starts and stops listening")
     a("--jsonl", action="store_true", help="print one JSON object per turn instead of the dialogue")
-    a("-t", "--threads", type=int, default=2, help="threads for whisper and llama")
+    a(
+        "-t",
+        "--threads",
+        type=int,
+        default=None,
+        help="threads for whisper and llama (default: the cores left free by other programs, each turn)",
+    )
     a("-vms", "--voice-ms", type=int, default=10000, help="longest utterance in ms (hands-free)")
     a("-c", "--capture", default=None, help="input device index or name")
     a("-o", "--output-device", default=None, help="output device index or name")

@@ -16,7 +16,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per line")
     p.add_argument("-m", "--model", help="ggml Whisper model (default: the catalog default)")
     p.add_argument("-l", "--language", default="auto", help="language code, or auto (.en models: en)")
-    p.add_argument("-t", "--threads", type=int, default=2)
+    p.add_argument("-t", "--threads", type=int, default=None, help="default: the cores left free")
     p.add_argument("-ac", "--audio-ctx", type=int, default=0, help="encoder context (0 = sized to the clip)")
     p.add_argument("--no-gate", action="store_true", help="run whisper even when no speech is detected")
     p.set_defaults(run=run)

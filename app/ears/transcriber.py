@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from app.catalog.catalog import check_file
+from app.cpu import FreeCores, threads_for
 from app.ears.vad import SpeechStats, VadConfig, speech_stats
 from app.logs import NATIVE_LOAD
 
@@ -62,7 +63,7 @@ STOCK_HALLUCINATIONS = frozenset(
 @dataclass
 class SttConfig:
     model_path: Path
-    n_threads: int = 2
+    n_threads: int | None = None  # None: the cores other programs leave free (app.cpu), per clip
     language: str = "en"  # "auto" for multilingual models; .en models always use English
     initial_prompt: str = ""
     max_tokens: int = 0  # 0 = automatic (scaled to the clip); talk-llama's -mt
@@ -159,13 +160,14 @@ class Transcriber:
         self.config = config
         self.vad = vad or VadConfig()
         path = Path(config.model_path)
+        self._free = FreeCores()
         check_file(path, "whisper")
         self.english_only = ".en" in path.name
         self._lock = threading.Lock()
         with NATIVE_LOAD:  # whisper's load lines reach the log, never /dev/null
             self._model = Model(
                 str(path),
-                n_threads=config.n_threads,
+                n_threads=config.n_threads or self._free.cores,
                 print_progress=False,
                 print_realtime=False,
                 print_timestamps=False,
@@ -198,7 +200,7 @@ class Transcriber:
             audio_ctx=audio_ctx,
             suppress_blank=True,
             temperature_inc=0.2 if c.fallback else 0.0,
-            n_threads=c.n_threads,
+            n_threads=threads_for(c.n_threads, self._free),
         )
         texts = [s.text for s in segments]
         probs = [s.probability for s in segments if not math.isnan(s.probability)]

@@ -174,7 +174,12 @@ class SettingsDialog(QDialog):
         f.addRow("", self.server_result)
         self.n_ctx = QSpinBox(minimum=256, maximum=131072, singleStep=256, value=self.s.n_ctx)
         f.addRow("Context size (tokens)", self.n_ctx)
-        self.threads = QSpinBox(minimum=1, maximum=64, value=self.s.threads)
+        self.threads = QSpinBox(minimum=0, maximum=64, value=self.s.threads)
+        self.threads.setSpecialValueText("Automatic")
+        self.threads.setToolTip(
+            "Automatic: as many as the cores other programs leave free, checked before each turn\n"
+            "(a thread sharing a busy core slows all the others down)."
+        )
         f.addRow("Threads", self.threads)
         self.language = QLineEdit(self.s.language)
         self.language.setToolTip(

@@ -40,7 +40,7 @@ class AppSettings:
     voice: str = ""
     rate: int = 175
     n_ctx: int = 2048
-    threads: int = 2
+    threads: int = 0  # 0: automatic (the cores other programs leave free, checked each turn)
     ptt_key: str = "Space"
     global_ptt: bool = False
     window_geometry: str = ""
@@ -136,13 +136,13 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None):
         llm=LlmConfig(
             Path(s.llm_model) if s.llm_model else default_model_path("llm"),
             n_ctx=s.n_ctx,
-            n_threads=s.threads,
+            n_threads=s.threads or None,
             sampling=sampling,
         ),
         remote=remote,
         stt=SttConfig(
             Path(s.whisper_model) if s.whisper_model else default_model_path("whisper"),
-            n_threads=s.threads,
+            n_threads=s.threads or None,
             language=s.language,
             initial_prompt=f"A conversation with a person called {s.bot}.",
         ),
