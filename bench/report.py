@@ -156,6 +156,8 @@ def rows() -> list[tuple[str, str, str, str]]:
         out += bargein_rows(r)
     if r := load("remote"):
         out += remote_rows(r)
+    if r := load("load"):
+        out += load_rows(r)
     return out
 
 
@@ -251,6 +253,44 @@ def bargein_rows(r: dict) -> list[tuple[str, str, str, str]]:
                 f"0 ({ok(s['false_barges'] == 0)})",
             ),
         ]
+    return out
+
+
+def load_rows(r: dict) -> list[tuple[str, str, str, str]]:
+    s = r["summary"]
+    out = [
+        (
+            "load",
+            f"{condition}: generation tok/s, auto · fixed 1 · fixed 2 threads",
+            " · ".join(str(s[condition][k]["tok_s"]) for k in ("auto", "fixed-1", "fixed-2")),
+            "",
+        )
+        for condition in ("quiet", "busy")
+    ]
+    out += [
+        (
+            "load",
+            "one core busy: auto / best fixed",
+            f"{r['busy_auto_over_best_fixed']}×",
+            f"≥ 0.9 ({ok(r['busy_auto_over_best_fixed'] >= 0.9)})",
+        ),
+        (
+            "load",
+            "quiet: auto / fixed 2 (the old default)",
+            f"{r['quiet_auto_over_fixed2']}×",
+            f"≥ 0.97 ({ok(r['quiet_auto_over_fixed2'] >= 0.97)})",
+        ),
+    ]
+    if "heard_p50_busy_over_quiet" in r:
+        out.append(
+            (
+                "load",
+                "voice-to-voice p50, one core busy / quiet",
+                f"{r['heard_p50_busy_over_quiet']}× "
+                f"({r['heard_p50_busy_ms']} vs {r['heard_p50_quiet_ms']} ms)",
+                f"≤ 1.5 ({ok(r['heard_p50_busy_over_quiet'] <= 1.5)})",
+            )
+        )
     return out
 
 
