@@ -32,7 +32,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import queue
 import re
 import threading
 import time
@@ -46,16 +45,13 @@ import openai
 
 from app.brain.persona import Persona
 from app.brain.records import LoadResult, Message, RemoteConfig, TurnStats
+from app.brain.server_replies import BrainError, StreamReader, cached_tokens, context_size_in, explain
 from app.paths import private_dir, write_private
 
 log = logging.getLogger(__name__)
 DEFAULT_N_CTX = 4096  # when the server cannot say and none is configured
 SESSION_FILE = "remote-session.json"
 TURN_OVERHEAD = 8  # template tokens around one message (role markers, end of turn)
-
-
-class BrainError(RuntimeError):
-    """The language model could not answer; the message says why and what to do."""
 
 
 def estimate_tokens(text: str) -> int:
@@ -85,7 +81,8 @@ class RemoteConversation:
             max_retries=0,
             timeout=openai.Timeout(config.stall_timeout_s, connect=config.connect_timeout_s),
         )
-        self.model = config.model or self._first_model()
+        self.model = config.model  # named in messages: set before the first request
+        self.model = self.model or self._first_model()
         self.n_ctx, self.ctx_source = self._server_context()
         self.system_prompt = self.persona.render()
         self.system_tokens = estimate_tokens(self.system_prompt)
@@ -135,33 +132,7 @@ class RemoteConversation:
         return found if isinstance(found, dict) else {}
 
     def _explain(self, exc: Exception) -> BrainError:
-        """A failure in words for people."""
-        where = f"The language model server at {self.url}"
-        if isinstance(exc, BrainError):
-            return exc
-        if isinstance(exc, openai.APITimeoutError):
-            return BrainError(
-                f"{where} did not answer for {self.config.stall_timeout_s:.0f} s; it may be overloaded."
-            )
-        if isinstance(exc, openai.APIConnectionError):
-            cause = exc.__cause__
-            if cause is None or "Connect" in type(cause).__name__:
-                return BrainError(
-                    f"{where} cannot be reached ({cause or exc}). Is it running? Check --llm-url."
-                )
-            return BrainError(f"{where} closed the connection without an answer ({cause}); see its log.")
-        if isinstance(exc, openai.APIStatusError):
-            detail = _error_text(exc)
-            reasons = {
-                400: f"rejected the request: {detail}",
-                401: f"refused the API key; set {self.config.api_key_env}.",
-                403: f"refused access: {detail}",
-                404: f"has no model {self.model!r} or no OpenAI API at this URL: {detail}",
-                429: "is busy (too many requests); try again in a moment.",
-            }
-            text = reasons.get(exc.status_code, f"failed (HTTP {exc.status_code}): {detail}")
-            return BrainError(f"{where} {text}")
-        return BrainError(f"{where} sent something that is not a chat stream ({type(exc).__name__}: {exc}).")
+        return explain(exc, self.url, self.model, self.config)
 
     # ----- the request ---------------------------------------------------------------------------
     def messages(self, user: str) -> list[dict[str, str]]:
@@ -204,7 +175,7 @@ class RemoteConversation:
                     seed=self.config.seed,
                 )
             except openai.BadRequestError as exc:
-                size = _context_in(exc)
+                size = context_size_in(exc)
                 if attempt or size is None or not self.kept:
                     raise self._explain(exc) from exc
                 self.n_ctx, self.ctx_source = size, "learned from the server"
@@ -235,11 +206,11 @@ class RemoteConversation:
         self.history.append(Message("user", text, name=self.persona.person))
         pieces: list[str] = []
         reason, usage, cached, failure = "", None, None, None
-        chunks = _Reader(response)  # a silent server must not hold up a barge-in
+        chunks = StreamReader(response)  # a silent server must not hold up a barge-in
         try:
             for chunk in chunks.until(cancel):
                 usage = chunk.usage or usage
-                cached = _cached_tokens(chunk, cached)
+                cached = cached_tokens(chunk, cached)
                 choice = chunk.choices[0] if chunk.choices else None
                 if choice is not None and choice.finish_reason:
                     reason = {"stop": "eog", "length": "max_tokens"}.get(
@@ -352,78 +323,3 @@ class RemoteConversation:
         return LoadResult(
             False, message="The new persona applies from your next message; earlier turns stay as they were."
         )
-
-
-class _Reader:
-    """Reads a response stream on its own thread, so the owner can stop waiting the moment
-    `cancel` is set even when the server sends nothing (a blocked socket read cannot be
-    interrupted from outside). The reader closes the stream when it stops: a server that is
-    generating notices at its next piece and stops."""
-
-    _END = object()
-
-    def __init__(self, response: Any) -> None:
-        self._response = response
-        self._queue: queue.Queue[Any] = queue.Queue()
-        self._stopped = threading.Event()
-        threading.Thread(target=self._read, daemon=True, name="remote-reader").start()
-
-    def _read(self) -> None:
-        try:
-            for chunk in self._response:
-                self._queue.put(chunk)
-                if self._stopped.is_set():
-                    break
-            self._queue.put(self._END)
-        except Exception as exc:
-            self._queue.put(exc)
-        finally:
-            self._response.close()
-
-    def until(self, cancel: threading.Event | None) -> Iterator[Any]:
-        """The chunks, until the stream ends or `cancel` is set (checked every 50 ms)."""
-        while cancel is None or not cancel.is_set():
-            try:
-                item = self._queue.get(timeout=0.05)
-            except queue.Empty:
-                continue
-            if item is self._END:
-                return
-            if isinstance(item, Exception):
-                raise item
-            yield item
-
-    def stop(self) -> None:
-        self._stopped.set()
-
-
-def _error_text(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        return str(inner.get("message", inner) if isinstance(inner, dict) else inner)[:300]
-    return str(exc.message)[:300]
-
-
-def _context_in(exc: openai.APIStatusError) -> int | None:
-    """The context size a server names when a request is too long: llama-server's
-    `exceed_context_size_error` carries `n_ctx`; others say it in words ("context window of N",
-    vLLM's "maximum context length is N")."""
-    body = exc.body if isinstance(exc.body, dict) else {}
-    inner = body.get("error", body)
-    if isinstance(inner, dict) and isinstance(inner.get("n_ctx"), int):
-        return inner["n_ctx"]
-    found = re.search(r"(?:context window of|context length is|context size of)\s*(\d+)", _error_text(exc))
-    return int(found.group(1)) if found else None
-
-
-def _cached_tokens(chunk: Any, known: int | None) -> int | None:
-    """Prompt tokens served from the server's cache, as far as this chunk tells."""
-    extra = getattr(chunk, "model_extra", None) or {}
-    timings = extra.get("timings")
-    if isinstance(timings, dict) and "cache_n" in timings:  # llama-server
-        return int(timings["cache_n"])
-    details = getattr(chunk.usage, "prompt_tokens_details", None) if chunk.usage else None
-    if details is not None and getattr(details, "cached_tokens", None) is not None:  # vLLM, OpenAI
-        return int(details.cached_tokens)
-    return known

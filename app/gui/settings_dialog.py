@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from app.brain.persona import default_prompt
 from app.brain.sampling import SamplingConfig
 from app.catalog import catalog
+from app.gui.server_chooser import ServerChooser
 from app.loop.settings import AppSettings, sampling_config
 
 
@@ -48,7 +49,6 @@ def _devices(kind: str) -> list[tuple[str, str]]:
 
 class SettingsDialog(QDialog):
     voice_test_failed = Signal(str)
-    server_checked = Signal(str)  # the result of "Test connection", delivered on the GUI thread
 
     def __init__(self, settings: AppSettings, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -151,27 +151,7 @@ class SettingsDialog(QDialog):
         )
         more.setWordWrap(True)
         f.addRow("", more)
-        self.llm_url = QLineEdit(self.s.llm_url)
-        self.llm_url.setPlaceholderText("optional: http://host:8080/v1 (llama-server, vLLM, Ollama)")
-        self.llm_url.setToolTip(
-            "An OpenAI-compatible server to use as the language model instead of the local one;\n"
-            "speech stays on this computer. An API key, if needed, is read from TALK_LLAMA_API_KEY."
-        )
-        f.addRow("Or a server", self.llm_url)
-        self.llm_remote_model = QLineEdit(self.s.llm_remote_model)
-        self.llm_remote_model.setPlaceholderText("its model (empty: the server's first)")
-        test = QPushButton("Test connection")
-        test.clicked.connect(self.test_server)
-        self.server_result = QLabel()
-        self.server_result.setWordWrap(True)
-        self.server_checked.connect(self.server_result.setText)
-        row2 = QWidget()
-        h = QHBoxLayout(row2)
-        h.setContentsMargins(0, 0, 0, 0)
-        h.addWidget(self.llm_remote_model, 1)
-        h.addWidget(test)
-        f.addRow("Server model", row2)
-        f.addRow("", self.server_result)
+        self.server = ServerChooser(self.s.llm_url, self.s.llm_remote_model, f)
         self.n_ctx = QSpinBox(minimum=256, maximum=131072, singleStep=256, value=self.s.n_ctx)
         f.addRow("Context size (tokens)", self.n_ctx)
         self.threads = QSpinBox(minimum=0, maximum=64, value=self.s.threads)
@@ -323,28 +303,6 @@ class SettingsDialog(QDialog):
                 out[key] = value
         return out
 
-    def test_server(self) -> None:
-        """Ask the server for its model and context in the background; the answer shows below."""
-        url, model = self.llm_url.text().strip(), self.llm_remote_model.text().strip()
-        if not url:
-            self.server_result.setText("Enter the server's address first (it ends in /v1).")
-            return
-        self.server_result.setText(f"Connecting to {url}…")
-
-        def work() -> None:
-            from app.brain.records import RemoteConfig
-            from app.brain.remote import BrainError, RemoteConversation
-
-            try:
-                brain = RemoteConversation(RemoteConfig(url, model, connect_timeout_s=3, stall_timeout_s=10))
-            except BrainError as exc:
-                self.server_checked.emit(f"✗ {exc}")
-                return
-            self.server_checked.emit(f"✓ Connected: model {brain.model}, context {brain.n_ctx} tokens.")
-            brain.close()
-
-        threading.Thread(target=work, daemon=True, name="gui-test-server").start()
-
     def test_voice(self) -> None:
         voice, rate, device = self.voice.currentData(), self.rate.value(), self.output_dev.currentData()
 
@@ -363,8 +321,8 @@ class SettingsDialog(QDialog):
         return dataclasses.replace(
             self.s,
             llm_model=_chosen(self.llm),
-            llm_url=self.llm_url.text().strip(),
-            llm_remote_model=self.llm_remote_model.text().strip(),
+            llm_url=self.server.url.text().strip(),
+            llm_remote_model=self.server.model.text().strip(),
             whisper_model=_chosen(self.whisper),
             n_ctx=self.n_ctx.value(),
             threads=self.threads.value(),
