@@ -135,7 +135,7 @@ def test_session_resumes_with_the_same_request_head(server, tmp_path) -> None:
 def test_a_server_that_is_down_is_named_at_start() -> None:
     from tests.support.servers import free_port
 
-    with pytest.raises(BrainError, match=r"cannot be reached.*--llm-url"):
+    with pytest.raises(BrainError, match=r"cannot be reached.*Is it running, and is the address right"):
         brain(f"http://127.0.0.1:{free_port()}/v1")
 
 

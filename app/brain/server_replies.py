@@ -30,7 +30,8 @@ def explain(exc: Exception, url: str, model: str, config: RemoteConfig) -> Brain
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__
         if cause is None or "Connect" in type(cause).__name__:
-            return BrainError(f"{where} cannot be reached ({cause or exc}). Is it running? Check --llm-url.")
+            why = cause or exc
+            return BrainError(f"{where} cannot be reached ({why}). Is it running, and is the address right?")
         return BrainError(f"{where} closed the connection without an answer ({cause}); see its log.")
     if isinstance(exc, openai.APIStatusError):
         detail = error_text(exc)
