@@ -74,8 +74,14 @@ def _write(conv: Conversation, directory: Path) -> None:
         "saved_at": time.time(),
     }
     os.chmod(tmp_state, 0o600)
+    tmp_meta = directory / f".{META}.tmp"
+    try:  # both new files complete before either replaces the old pair (a full disk keeps it)
+        write_private(tmp_meta, json.dumps(meta, ensure_ascii=False, indent=1))
+    except OSError:
+        tmp_state.unlink(missing_ok=True)
+        raise
     os.replace(tmp_state, directory / STATE)
-    write_private(directory / META, json.dumps(meta, ensure_ascii=False, indent=1))
+    os.replace(tmp_meta, directory / META)
 
 
 def read_history(directory: Path) -> list[Message]:

@@ -12,7 +12,7 @@ from app.cli.chat_shared import Transcript, llm_config, persona, remote_config, 
 
 
 def run_text(args: argparse.Namespace) -> int:
-    from app.brain.brain import BrainError, load_session, open_brain, save_session
+    from app.brain.brain import BrainError, load_session, open_brain
     from app.catalog.catalog import ModelError
 
     try:
@@ -53,12 +53,25 @@ def run_text(args: argparse.Namespace) -> int:
                 ids = conv.llama.input_ids[: conv.n_past].tolist()
                 print(conv.llama.detokenize(ids, special=True).decode("utf-8", "replace"), file=sys.stderr)
             if session_dir:
-                save_session(conv, session_dir)
+                _save(conv, session_dir)
     except KeyboardInterrupt:
         print("", file=sys.stderr)
     finally:
         if session_dir and conv.history:
-            save_session(conv, session_dir)
+            _save(conv, session_dir)
         out.close()
         conv.close()
     return 0
+
+
+def _save(conv, directory: Path) -> None:
+    """Save the session; a failure (disk full, no permission) is said and the chat goes on (the
+    previous session files stay as they were: saves are atomic)."""
+    from app.brain.brain import save_session
+
+    try:
+        save_session(conv, directory)
+    except OSError as exc:
+        print(
+            f"warning: could not save the session in {directory} ({exc}); the chat goes on", file=sys.stderr
+        )
