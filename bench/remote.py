@@ -36,7 +36,7 @@ from tests.support.servers import LlamaServer
 class SlidingWindow(RemoteConversation):
     """Drops the oldest exchange, one at a time, until the request fits (no headroom)."""
 
-    def _fit(self, user_tokens: int, at_least: int = 0) -> None:
+    def _fit(self, user_tokens: int, force: bool = False) -> None:
         space = self.n_ctx - self.system_tokens - self.config.max_tokens
         while self.kept and sum(ex.tokens for ex in self.kept) + user_tokens > space:
             self.discarded += self.kept.pop(0).tokens
@@ -47,7 +47,7 @@ class SlidingWindow(RemoteConversation):
 class FullHistory(RemoteConversation):
     """Never trims: the whole history goes to the server every turn."""
 
-    def _fit(self, user_tokens: int, at_least: int = 0) -> None:
+    def _fit(self, user_tokens: int, force: bool = False) -> None:
         return
 
 

@@ -9,10 +9,16 @@ from datetime import datetime
 from app.brain.records import Message
 
 
+def speaker_name(role: str, name: str, person: str, bot: str) -> str:
+    """Who said a message: the `name` it was said under, else today's name for its `role`
+    (older sessions did not record names)."""
+    return name or (person if role == "user" else bot)
+
+
 def to_markdown(messages: Sequence[Message], person: str, bot: str) -> str:
     lines = [f"# Conversation with {bot}", ""]
     for m in messages:
-        who = m.name or (person if m.role == "user" else bot)
+        who = speaker_name(m.role, m.name, person, bot)
         when = datetime.fromtimestamp(m.time).strftime("%Y-%m-%d %H:%M")
         note = " *(interrupted)*" if m.interrupted else ""
         lines += [f"**{who}** ({when}){note}:", "", m.text, ""]
@@ -29,7 +35,7 @@ def to_json(messages: Sequence[Message], person: str, bot: str) -> str:
             "messages": [
                 {
                     "role": m.role,
-                    "name": m.name or (person if m.role == "user" else bot),
+                    "name": speaker_name(m.role, m.name, person, bot),
                     "text": m.text,
                     "time": m.time,
                     "interrupted": m.interrupted,

@@ -40,6 +40,7 @@ class RemoteConfig:
     seed: int | None = 0
     connect_timeout_s: float = 5.0
     stall_timeout_s: float = 30.0  # no byte for this long: the server is not answering
+    discard_share: float = 0.5  # share of the space freed when exchanges are left out
 
 
 @dataclass
@@ -92,6 +93,5 @@ class TurnStats:
     shifts_in_reply: int = 0  # shifts made while generating (the reply outgrew the space)
     stop_reason: str = ""
     user_trimmed: int = 0
-    cached_tokens: int | None = (
-        None  # remote: prompt tokens the server served from its cache (None: not reported)
-    )
+    # remote: prompt tokens the server served from its cache (None: the server does not say)
+    cached_tokens: int | None = None

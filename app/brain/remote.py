@@ -43,6 +43,7 @@ from typing import Any
 
 import openai
 
+from app.brain.ledger import Ledger
 from app.brain.persona import Persona
 from app.brain.records import LoadResult, Message, RemoteConfig, TurnStats
 from app.brain.server_replies import BrainError, StreamReader, cached_tokens, context_size_in, explain
@@ -142,22 +143,30 @@ class RemoteConversation:
             out += [{"role": "user", "content": ex.user}, {"role": "assistant", "content": ex.reply}]
         return [*out, {"role": "user", "content": user}]
 
-    def _fit(self, user_tokens: int, at_least: int = 0) -> None:
-        """Drop the oldest whole exchanges so the turn and its reply fit (half the space at once)."""
-        space = self.n_ctx - self.system_tokens
-        used = sum(ex.tokens for ex in self.kept)
-        overflow = max(used + user_tokens + self.config.max_tokens - space, at_least)
-        if overflow <= 0 or not self.kept:
+    def _fit(self, user_tokens: int, force: bool = False) -> None:
+        """Leave the oldest whole exchanges out when the turn and its reply would not fit, by
+        the local context's own policy (`Ledger.plan_discard`: whole turns, `discard_share` of
+        the space at once). `force`: the server said the request is too long though the
+        estimate fits."""
+        if not self.kept:
             return
-        target, freed, n = max(overflow, space // 2), 0, 0
-        while n < len(self.kept) and freed < target:
-            freed += self.kept[n].tokens
-            n += 1
+        ledger = Ledger(self.system_tokens, [ex.tokens for ex in self.kept] + [0])
+        older = ledger.n_past - ledger.n_keep
+        n_new = user_tokens + self.config.max_tokens
+        if force:  # one token over: the policy frees its usual share
+            n_new = max(n_new, self.n_ctx - ledger.n_past + 1)
+        try:
+            planned = min(ledger.plan_discard(n_new, self.n_ctx, self.config.discard_share), older)
+        except ValueError:  # the turn alone is larger than the space: nothing older can stay
+            planned = older
+        if not planned:
+            return
+        n = ledger.apply_discard(planned)
         del self.kept[:n]
         self.shifts += 1
-        self.discarded += freed
+        self.discarded += planned
         self.dropped_turns += n
-        log.info("server context full: %d oldest exchanges (~%d tokens) left out", n, freed)
+        log.info("server context full: %d oldest exchanges (~%d tokens) left out", n, planned)
 
     def _open(self, text: str) -> Any:
         """Send the request (after fitting it); one retry when the server says it is too long."""
@@ -179,7 +188,7 @@ class RemoteConversation:
                 if attempt or size is None or not self.kept:
                     raise self._explain(exc) from exc
                 self.n_ctx, self.ctx_source = size, "learned from the server"
-                self._fit(estimate_tokens(text), at_least=1)
+                self._fit(estimate_tokens(text), force=True)
             except Exception as exc:
                 raise self._explain(exc) from exc
         raise AssertionError("unreachable")
@@ -323,3 +332,12 @@ class RemoteConversation:
         return LoadResult(
             False, message="The new persona applies from your next message; earlier turns stay as they were."
         )
+
+
+def describe_server(url: str, model: str = "") -> str:
+    """Connect to a server as the app would and say what it offers ("model M, context N tokens
+    (where that came from)"); raises BrainError. For connection tests (Settings, doctor)."""
+    config = RemoteConfig(url, model, connect_timeout_s=3, stall_timeout_s=10)
+    brain = RemoteConversation(config)
+    brain.close()
+    return f"model {brain.model}, context {brain.n_ctx} tokens ({brain.ctx_source})"

@@ -159,16 +159,12 @@ def check_qt() -> list[Check]:
 
 def check_server(url: str, model: str) -> list[Check]:
     """A remote language model: reachable, which model, how much context (required when asked)."""
-    from app.brain.records import RemoteConfig
-    from app.brain.remote import BrainError, RemoteConversation
+    from app.brain.remote import BrainError, describe_server
 
     try:
-        brain = RemoteConversation(RemoteConfig(url, model, connect_timeout_s=3, stall_timeout_s=10))
+        return [Check("server", True, f"{url}: {describe_server(url, model)}")]
     except BrainError as exc:
         return [Check("server", False, str(exc))]
-    text = f"{url}: model {brain.model}, context {brain.n_ctx} tokens ({brain.ctx_source})"
-    brain.close()
-    return [Check("server", True, text)]
 
 
 def check_logs() -> list[Check]:

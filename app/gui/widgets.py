@@ -20,6 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.brain.history import speaker_name
+
 STATE_COLORS = {
     "loading": "#8a8a8a",
     "idle": "#6b7b8c",
@@ -262,7 +264,7 @@ class ChatView(QTextBrowser):
                 f"<p style='color:{muted}; text-align:center; margin-top:40px'>{html.escape(self.hint)}</p>"
             )
         for i, m in enumerate(self.messages):
-            who = m.name or (self.person if m.role == "user" else self.bot)
+            who = speaker_name(m.role, m.name, self.person, self.bot)
             body = html.escape(m.text)
             if m.spoken and m.role == "assistant":
                 s = html.escape(m.spoken)

@@ -46,7 +46,7 @@ from app.ears.microphone import Level, Microphone, MicrophoneError
 from app.ears.transcriber import SttConfig, Transcriber, Transcript
 from app.ears.vad import RATE, Segmenter, SegmentEvent, VadConfig
 from app.ears.wake import strip_wake_command
-from app.loop.events import Event, State
+from app.loop.events import Event, State, unanswered
 from app.loop.responder import Responder
 from app.loop.tentative_turns import TentativeTurns
 from app.loop.turn import Turn
@@ -393,12 +393,7 @@ class Assistant:
 
     def _unanswered(self, turn: Turn) -> None:
         """No language model: the words are handed back (front ends keep them), not dropped."""
-        self.emit(
-            Event(
-                "unanswered",
-                {"text": turn.text, "message": "No language model is loaded, so this was not answered."},
-            )
-        )
+        self.emit(unanswered(turn.text, "No language model is loaded, so this was not answered."))
         if not self._listening:
             self._set_state(State.IDLE)
 

@@ -18,8 +18,13 @@ class State(enum.Enum):
 
 @dataclass
 class Event:
-    """kind: state | level | loading | transcript | user | token | sentence | turn | history |
-    reset | error | notice."""
+    """kind: state | level | loading | transcript | user | token | sentence | heard | turn |
+    history | reset | error | notice | unanswered."""
 
     kind: str
     data: dict[str, Any] = field(default_factory=dict)
+
+
+def unanswered(text: str, why: str) -> Event:
+    """The user's words found no answer (`why`): front ends hand them back, never drop them."""
+    return Event("unanswered", {"text": text, "message": why})

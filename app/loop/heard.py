@@ -27,11 +27,6 @@ class HeardReply:
         self._end = 0  # characters of the reply heard so far
         self._search_from = 0
 
-    @property
-    def voiced(self) -> bool:
-        """At least one sentence of the reply was handed to the Speaker."""
-        return bool(self._spans)
-
     def queued(self, index: int, sentence: str, reply_so_far: str) -> None:
         """`sentence` (as cut by the splitter from `reply_so_far`) was queued as `index`."""
         with self._lock:

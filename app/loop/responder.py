@@ -19,7 +19,7 @@ from typing import Any
 
 from app.brain.brain import Brain, BrainError, save_session
 from app.brain.records import Message
-from app.loop.events import Event, State
+from app.loop.events import Event, State, unanswered
 from app.loop.turn import Turn
 from app.voice.sentences import SentenceSplitter, speakable
 
@@ -63,11 +63,9 @@ class Responder:
             self._begin_reply(turn)
         proceed = None if turn.pending is None else (lambda: self._await_confirmation(turn))
         splitter = SentenceSplitter(first_clause_chars=self.first_chunk_chars)
-        pieces: list[str] = []
         try:
             for piece in self.conversation.stream(turn.text, turn.cancel, proceed):
                 turn.stamps.setdefault("first_token", time.perf_counter())
-                pieces.append(piece)
                 turn.reply += piece
                 self._emit(Event("token", {"text": piece}))
                 for sentence in splitter.feed(piece):
@@ -78,10 +76,8 @@ class Responder:
         except Exception as exc:  # BrainError: a remote server failed; anything else is a bug
             log.log(logging.WARNING if isinstance(exc, BrainError) else logging.ERROR, "no reply: %s", exc)
             self._error(str(exc) if isinstance(exc, BrainError) else f"Generation failed: {exc}", "brain")
-            if not pieces and not turn.withdrawn:  # nothing was said: the words go back, not lost
-                self._emit(
-                    Event("unanswered", {"text": turn.text, "message": "The assistant could not answer."})
-                )
+            if not turn.reply and not turn.withdrawn:  # nothing was said: the words go back, not lost
+                self._emit(unanswered(turn.text, "The assistant could not answer."))
         self.current = None
         if turn.withdrawn:
             return
@@ -89,8 +85,7 @@ class Responder:
         if self.conversation.history and self.conversation.history[-1].role == "assistant":
             self.last_answered, message = turn, self.conversation.history[-1]
         self.save_session()
-        reply = "".join(pieces).strip()
-        args = (turn, reply, message)
+        args = (turn, turn.reply.strip(), message)
         threading.Thread(target=self._report, args=args, daemon=True, name="turn-report").start()
 
     def settle_heard(self, turn: Turn) -> None:
@@ -98,8 +93,6 @@ class Responder:
         becomes the part the listener heard; the rest is kept apart as not spoken. Nothing
         changes when the voice is off (the text on screen was the reply) or all was heard."""
         if turn.settled or turn is not self.last_answered or not self.speaker.available:
-            return
-        if not turn.heard.voiced and not turn.cancel.is_set():
             return
         turn.settled = True
         full, heard = turn.reply.strip(), turn.heard.text(turn.reply)
