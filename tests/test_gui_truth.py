@@ -145,8 +145,10 @@ def test_escape_stops_and_focused_buttons_work_with_enter(qtbot, config_dir, vir
     qtbot.keyClick(w.chat, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: w.chat.messages[1].interrupted, timeout=30000)
     qtbot.waitUntil(lambda: w.pill.state == "idle", timeout=30000)
-    # Enter on the focused Stop button stops the next one
-    w.bridge.send_text("Tell me another long story, about a fox.")
+    # Enter on the focused Stop button stops the next one (the same long story, from a fresh
+    # conversation: a reply that happens to be short could end before the key)
+    w.bridge.new_conversation()
+    w.bridge.send_text(STORY)
     qtbot.waitUntil(lambda: len(w.chat.messages) == 4 and w.pill.state == "speaking", timeout=60000)
     w.stop_btn.setFocus()
     qtbot.keyClick(w.stop_btn, Qt.Key.Key_Return)

@@ -153,6 +153,9 @@ class Speaker(SentenceQueue):
         self._pcm_q.put(None)
         for t in self._threads:
             t.join(timeout=2)
+        if self._threads[1].is_alive():  # still inside a write: closing under it aborts PortAudio
+            log.warning("speaker: playback thread did not stop; its stream is left to it")
+            return
         self._close_stream()
 
     # ----- threads -------------------------------------------------------------------------
@@ -203,7 +206,10 @@ class Speaker(SentenceQueue):
         return stream
 
     def _close_stream(self) -> None:
-        stream, self._stream = self._stream, None
+        """Close the output stream once: the playback thread (after a failed write) and close()
+        may both try, and closing one stream twice at once aborts PortAudio."""
+        with self._lock:
+            stream, self._stream = self._stream, None
         close_stream(stream, "output")
 
     def _play_loop(self) -> None:
