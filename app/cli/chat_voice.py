@@ -86,8 +86,9 @@ class TerminalView:
             print(f"[nothing heard: {d['reason']}]", file=sys.stderr, flush=True)
         elif ev.kind == "level" and self.args.print_energy:
             print(f"\r[level {d['rms']:.4f}]", end="", file=sys.stderr, flush=True)
-        elif ev.kind in ("error", "notice"):
-            print(f"[{ev.kind}: {d['message']}]", file=sys.stderr, flush=True)
+        elif ev.kind in ("error", "notice", "device"):
+            label = "notice" if ev.kind == "device" else ev.kind
+            print(f"[{label}: {d['message']}]", file=sys.stderr, flush=True)
         if ev.kind == "error" and d.get("source") in ("llm", "whisper"):
             self.ready.set()
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from app import logs
 from app.catalog import catalog
 from app.ears import speex_aec
+from app.pulse_watch import sound_server
 
 log = logging.getLogger(__name__)
 CPU_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx_vnni", "amx_tile")
@@ -110,9 +111,16 @@ def check_audio() -> list[Check]:
         text = f"{len(found)} {kind} device(s): {names}" if found else f"no {kind} device — {missing}"
         return Check("audio", bool(found), text, False)
 
+    server = sound_server()
+    watched = (
+        f"sound server: {server} (a device unplugged mid-use is noticed and followed)"
+        if server
+        else "no PulseAudio/PipeWire server: an unplugged device stops its stream (reopen it in Settings)"
+    )
     return [
         describe(ins, "input", "no microphone: typing still works"),
         describe(outs, "output", "no speaker: replies are shown as text"),
+        Check("audio", True, watched, False),
     ]
 
 

@@ -18,6 +18,10 @@ An exception in them is logged and the stream goes on (PortAudio would stop it s
 A stream error (device unplugged, stream finished unexpectedly) becomes `on_error(message)` and
 the Microphone can be reopened with `open()`. With long blocks (> 50 ms) `stop_utterance()` waits
 for the block in flight (at most ~1.5 blocks, never on a dead device).
+
+`silenced` (set from any thread) makes the stream deliver silence instead of what the device
+hears: the sound server moved the recording to something that is not a microphone (see
+loop.devices). Positions keep advancing, so an utterance in progress simply falls silent.
 """
 
 from __future__ import annotations
@@ -112,6 +116,7 @@ class Microphone:
         self.on_level = on_level
         self.on_error = on_error
         self.levels_enabled = True
+        self.silenced = False  # deliver zeros: the device now is not a microphone (loop.devices)
         self.block_s = block_s  # callback period: 20 ms for VAD; push-to-talk can take 40 (half the wake-ups)
         self._level_every = int(level_every_s * RATE)
         self._level_due = 0  # position of the next level report
@@ -191,6 +196,8 @@ class Microphone:
         if status and status.input_overflow:
             self.overflows += 1
         mono = indata[:, 0]
+        if self.silenced:
+            mono = np.zeros_like(mono)
         try:
             block = self._resampler.resample_chunk(mono) if self._resampler else mono.copy()
             self.write(block)

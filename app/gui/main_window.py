@@ -326,6 +326,15 @@ class MainWindow(QMainWindow):
     def _on_notice(self, d: dict) -> None:
         self.statusBar().showMessage(d["message"], 8000)
 
+    def _on_device(self, d: dict) -> None:
+        """A microphone or speaker went away (a banner until it is back) or came back."""
+        source = "microphone" if d["direction"] == "input" else "speaker"
+        if d["change"] == "lost":
+            self.banners.show_message(source, d["message"], "warning", "Settings…", self.open_settings)
+        else:
+            self.banners.clear(source)
+            self.statusBar().showMessage(d["message"], 8000)
+
     def _on_unanswered(self, d: dict) -> None:
         """Words that found no language model: back into the box, never lost."""
         if not self.input.text().strip():

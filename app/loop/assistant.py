@@ -46,6 +46,7 @@ from app.ears.microphone import Level, Microphone, MicrophoneError
 from app.ears.transcriber import SttConfig, Transcriber, Transcript
 from app.ears.vad import RATE, Segmenter, SegmentEvent, VadConfig
 from app.ears.wake import strip_wake_command
+from app.loop.devices import DeviceFaults
 from app.loop.events import Event, State, unanswered
 from app.loop.responder import Responder
 from app.loop.tentative_turns import TentativeTurns
@@ -103,6 +104,7 @@ class Assistant:
         self._life = threading.Lock()  # start() and shutdown() exclude each other
         self._levels_wanted = True
         self._threads: list[threading.Thread] = []
+        self.devices = DeviceFaults(lambda: self.mic, self._voice_lost, self.emit)
 
     # ----- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
@@ -114,6 +116,7 @@ class Assistant:
             self._set_state(State.LOADING)
             self._start_speaker()
             self._start_microphone()
+            self.devices.start()
             for name, target in (("assistant-stt", self._stt_loop), ("assistant-llm", self._llm_loop)):
                 t = threading.Thread(target=target, name=name, daemon=True)
                 t.start()
@@ -159,6 +162,7 @@ class Assistant:
                 return
             self._closed = True
         self.interrupt()
+        self.devices.close()
         if self.mic is not None:
             self.mic.close()
         self._stt_q.put(None)
@@ -213,6 +217,20 @@ class Assistant:
         cut = r.speaking if r else None
         if r is not None and cut is not None and (speaking or cut is r.current) and not cut.settled:
             self._llm_q.put(lambda: r.settle_heard(cut))
+
+    def _voice_lost(self) -> bool:
+        """The speaker device went away (any thread): the reply being spoken goes on as text only
+        and stays whole in memory (it is on screen); the next reply speaks again. True if a reply
+        was being generated or spoken."""
+        r = self.responder
+        for turn in (r.current, r.speaking) if r else ():
+            if turn is not None:
+                turn.voice_off = True
+        speaking = self.speaker is not None and self.speaker.busy
+        if speaking:
+            self.speaker.stop()
+            self.echo.playback_stopped()
+        return speaking or (r is not None and r.current is not None)
 
     def new_conversation(self) -> None:
         self.interrupt()

@@ -132,7 +132,7 @@ class Responder:
     def _speak(self, turn: Turn, sentence: str) -> None:
         turn.stamps.setdefault("first_sentence", time.perf_counter())
         spoken = speakable(sentence)
-        if spoken and self.speaker.available and not turn.cancel.is_set():
+        if spoken and self.speaker.available and not turn.cancel.is_set() and not turn.voice_off:
             index = self.speaker.say(spoken)
             turn.heard.queued(index, sentence, turn.reply)
             self._emit(Event("sentence", {"event": "queued", "index": index, "text": sentence}))

@@ -56,6 +56,7 @@ class Turn:
     reply: str = ""  # the reply as generated so far (llm thread; its pieces joined)
     heard: HeardReply = field(default_factory=HeardReply)  # what of it the listener heard
     settled: bool = False  # its memory was set to what was heard (after a barge-in)
+    voice_off: bool = False  # the speaker went away mid-reply: the rest is shown, not spoken
 
     def confirm(self) -> bool:
         """The end of speech came with no more words: go on. False if already withdrawn."""

@@ -88,9 +88,30 @@ class VirtualAudio:
         env = {**os.environ, **self.env}
         return subprocess.run(["pactl", *args], env=env, capture_output=True, text=True, check=True).stdout
 
+    def unload_module(self, needle: str) -> str:
+        """Unload the module whose arguments contain `needle` (e.g. "source_name=mic"): the
+        device disappears as if unplugged. Returns what `load_module` needs to bring it back."""
+        for line in self.pactl("list", "short", "modules").splitlines():
+            index, name, args = ([*line.split("\t"), "", ""])[:3]
+            if needle in args.split():
+                self.pactl("unload-module", index)
+                return f"{name} {args}".strip()
+        raise RuntimeError(f"no module with {needle!r}")
+
+    def load_module(self, spec: str) -> None:
+        """Load a module again (`spec` from `unload_module`); the test server's defaults are the
+        devices of MODULES again (a plugged-in device comes back as the default)."""
+        self.pactl("load-module", *spec.split())
+        self.pactl("set-default-sink", "speaker")
+        self.pactl("set-default-source", "mic")
+
     def play_into_mic(self, wav: Path) -> subprocess.Popen:
         """Start feeding a WAV file into the virtual microphone (returns the paplay process)."""
         return subprocess.Popen(["paplay", "--device=micfeed", str(wav)], env={**os.environ, **self.env})
+
+    def play_on_speaker(self, wav: Path) -> subprocess.Popen:
+        """Play a WAV on the virtual speaker (the desktop's own sounds, which its monitor hears)."""
+        return subprocess.Popen(["paplay", "--device=speaker", str(wav)], env={**os.environ, **self.env})
 
     def record_speaker(self, out: Path) -> subprocess.Popen:
         """Start recording what is played on the virtual speaker (terminate() to stop)."""
