@@ -1,20 +1,26 @@
-"""Voice-to-voice latency through the virtual devices: the streaming assistant vs talk-llama's order.
+"""Voice-to-voice latency and turn-taking through the virtual devices (issue #15).
 
-For each spoken question (espeak-ng, fed into the virtual mic, hands-free):
-- streaming (ours): the Assistant: whisper from a short pause, the prompt evaluated on that
-  transcript while the end of speech is confirmed, the reply streamed, each sentence (the first
-  clause) spoken as soon as it is complete;
-- sequential baseline, same models and components: transcribe, generate the WHOLE reply, then
-  speak it (talk-llama's order), started from the same end-of-speech point.
-Both answer each question in a fresh conversation (greedy decoding, same replies).
-Stages are in ms after the end of speech; "heard" is the first sample on the virtual speaker
-(level monitor), the true voice-to-voice time. Targets: p50 <= 800 ms; >= 2x faster than baseline.
-Run: .venv/bin/python -m bench.latency [--questions 12]
+Spoken questions (espeak-ng) are fed into the virtual microphone; "heard" is the first sample
+on the virtual speaker (a level monitor in another process): the true voice-to-voice time.
+In one run, same models:
+- hands-free, complete questions, for (a) the fixed 400 ms end-of-turn rule and (b) the words
+  rule (the model's end-of-turn probability sets the silence; the first spoken chunk is
+  generated and synthesized before the turn is confirmed); stages in ms after the end of speech;
+- hands-free, utterances with a 500–800 ms pause mid-sentence ("What is the capital of … France?"),
+  for both rules: how often the turn ended at the pause (premature);
+- push-to-talk: release → first sample heard;
+- (c) the sequential baseline (talk-llama's order): wait the fixed silence, transcribe, generate
+  the whole reply, then speak, on the same utterances.
+Each question starts a fresh conversation (greedy decoding: replies repeat run to run); the
+reply is stopped once heard. `--runs N` repeats everything to show the run-to-run spread.
+Targets (#15): words rule voice-to-voice p50 <= 400 ms; premature <= 10%; push-to-talk p50 <= 350.
+Run: .venv/bin/python -m bench.latency [--questions 12] [--runs 2]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import queue
 import tempfile
@@ -27,10 +33,11 @@ import numpy as np
 import soundfile as sf
 
 from bench.common import emit, pct, speak_16k
-from bench.phrases import PHRASES
+from bench.phrases import PAUSED, PHRASES
 from tests.support.pulse import VirtualAudio
 
 LOUD = 0.003
+STAGES = ("transcript", "end_of_turn", "confirmed", "first_token", "first_sentence", "first_audio", "heard")
 
 
 def first_heard(times: np.ndarray, rms: np.ndarray, after: float) -> float | None:
@@ -38,131 +45,256 @@ def first_heard(times: np.ndarray, rms: np.ndarray, after: float) -> float | Non
     return float(t[0]) if len(t) else None
 
 
-def run(audio: VirtualAudio, n_questions: int, tmp: Path, threads: int | None = None) -> dict:
-    """`threads`: None = the app's default (the cores other programs leave free, per turn)."""
-    from app.brain.conversation import Conversation, LlmConfig
-    from app.brain.persona import PINNED_TIME, Persona
-    from app.brain.sampling import SamplingConfig
-    from app.catalog.catalog import default_model_path
-    from app.ears.transcriber import SttConfig, Transcriber
-    from app.ears.vad import VadConfig
-    from app.loop.assistant import Assistant, AssistantConfig
+class Rig:
+    """One Assistant on the default models (pinned persona, greedy) and its event queue."""
+
+    def __init__(self, tmp: Path, hands_free: bool, rule: str = "words", threads: int | None = None):
+        from app.brain.conversation import LlmConfig
+        from app.brain.persona import PINNED_TIME, Persona
+        from app.brain.sampling import SamplingConfig
+        from app.catalog.catalog import default_model_path
+        from app.ears.transcriber import SttConfig
+        from app.loop.assistant import Assistant, AssistantConfig
+        from app.loop.turn_end import TurnEndConfig
+
+        self.tmp = tmp
+        self.llm = LlmConfig(
+            default_model_path("llm"),
+            n_ctx=2048,
+            sampling=SamplingConfig(temperature=0),
+            max_tokens=48,
+            n_threads=threads,
+        )
+        self.stt = SttConfig(default_model_path("whisper"))
+        self.persona = Persona(now=PINNED_TIME)  # the prompt carries the time; pinned, replies repeat
+        self.events: queue.Queue = queue.Queue()
+        cfg = AssistantConfig(
+            llm=self.llm,
+            stt=self.stt,
+            persona=self.persona,
+            hands_free=hands_free,
+            turn_end=TurnEndConfig(rule=rule),
+        )
+        self.a = Assistant(cfg, self.events.put)
+        self.a.start()
+        loaded: set[str] = set()
+        while loaded != {"llm", "whisper"}:
+            ev = self.events.get(timeout=60)
+            if ev.kind == "loading":
+                loaded.add(ev.data["part"])
+
+    def drain(self, seconds: float) -> list:
+        """Events arriving within `seconds`."""
+        out, end = [], time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            with contextlib.suppress(queue.Empty):
+                out.append(self.events.get(timeout=min(left, 0.2)))
+        return out
+
+    def wait_turn(self, timeout: float = 60) -> tuple[dict | None, list]:
+        seen, end = [], time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                ev = self.events.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            seen.append(ev)
+            if ev.kind == "turn":
+                return ev.data, seen
+        return None, seen
+
+    def quiet_down(self) -> None:
+        """Stop the reply (its latency is measured), fresh conversation for the next question."""
+        self.a.interrupt()
+        self.a.speaker.wait(30)
+        self.a.new_conversation()
+        self.drain(0.5)
+
+    def close(self) -> None:
+        self.a.shutdown()
+
+
+def hands_free(audio: VirtualAudio, rig: Rig, wavs: list[Path]) -> tuple[dict[str, list[float]], list[dict]]:
+    from tests.support.monitor import Monitor
+
+    stages: dict[str, list[float]] = {k: [] for k in STAGES}
+    samples = []
+    for i, wav in enumerate(wavs):
+        mon = Monitor(rig.tmp / f"hf{id(rig)}-{i}")
+        audio.play_into_mic(wav).wait(30)
+        turn, _ = rig.wait_turn()
+        time.sleep(0.3)
+        times, rms = mon.stop()
+        rig.quiet_down()
+        if turn is None:
+            continue
+        heard = first_heard(times, rms, turn["t_speech_end"])  # perf_counter == monotonic on Linux
+        turn["t_heard_ms"] = round((heard - turn["t_speech_end"]) * 1000) if heard else None
+        for k in STAGES:
+            if turn.get(f"t_{k}_ms") is not None:
+                stages[k].append(turn[f"t_{k}_ms"])
+        keys = ("user", "end_of_turn", "end_silence_ms", "t_transcript_ms", "t_confirmed_ms", "t_heard_ms")
+        samples.append({k: turn.get(k) for k in keys})
+    return stages, samples
+
+
+def paused(audio: VirtualAudio, rig: Rig, items: list[tuple[Path, str]]) -> dict:
+    """Utterances with a pause mid-sentence: premature when the turn ended at the pause."""
+    premature, samples = 0, []
+    for wav, tail_word in items:
+        audio.play_into_mic(wav).wait(30)
+        turn, seen = rig.wait_turn()
+        seen += rig.drain(1.5)  # a premature end shows as a second turn (or a barge-in)
+        users = [e.data["text"] for e in seen if e.kind == "user"]
+        early = len(users) != 1 or tail_word not in users[0].lower()
+        premature += early
+        samples.append({"users": users, "premature": early, "end_of_turn": (turn or {}).get("end_of_turn")})
+        rig.quiet_down()
+    return {"premature": premature, "n": len(items), "samples": samples}
+
+
+def push_to_talk(audio: VirtualAudio, rig: Rig, wavs: list[Path]) -> tuple[list[float], list[dict]]:
+    """Release → first sample heard; the key is let go 200 ms after the last word."""
+    from tests.support.monitor import Monitor
+
+    out, samples = [], []
+    for i, wav in enumerate(wavs):
+        mon = Monitor(rig.tmp / f"ptt-{i}")
+        rig.a.press()
+        audio.play_into_mic(wav).wait(30)
+        time.sleep(0.2)
+        t_release = time.perf_counter()
+        rig.a.release()
+        turn, _ = rig.wait_turn()
+        time.sleep(0.3)
+        times, rms = mon.stop()
+        rig.quiet_down()
+        heard = first_heard(times, rms, t_release)
+        if turn is not None and heard:
+            out.append((heard - t_release) * 1000)
+            samples.append({"user": turn["user"], "release_to_heard_ms": round(out[-1])})
+    return out, samples
+
+
+def sequential(rig: Rig, utterances: list[np.ndarray], fixed_ms: int) -> dict[str, list[float]]:
+    """talk-llama's order on the same utterances: silence, transcribe, whole reply, speak."""
+    from app.brain.conversation import Conversation
+    from app.ears.transcriber import Transcriber
     from app.voice.sentences import SentenceSplitter, speakable
     from app.voice.speaker import Speaker
     from tests.support.monitor import Monitor
 
-    llm_cfg = LlmConfig(
-        default_model_path("llm"),
-        n_ctx=2048,
-        sampling=SamplingConfig(temperature=0),
-        max_tokens=64,
-        n_threads=threads,
-    )
-    stt_cfg = SttConfig(default_model_path("whisper"))
-    events: queue.Queue = queue.Queue()
-    persona = Persona(now=PINNED_TIME)  # the prompt carries the time; pinned, replies repeat
-    a = Assistant(AssistantConfig(llm=llm_cfg, stt=stt_cfg, persona=persona, hands_free=True), events.put)
-    a.start()
-    loaded = set()
-    while loaded != {"llm", "whisper"}:
-        ev = events.get(timeout=60)
-        if ev.kind == "loading":
-            loaded.add(ev.data["part"])
-    # the baseline's own components (same models, separate context)
-    base_conv, base_stt, base_sp = Conversation(llm_cfg, persona), Transcriber(stt_cfg), Speaker()
-
-    ours: dict[str, list[float]] = {
-        k: [] for k in ("transcript", "confirmed", "first_token", "first_sentence", "first_audio", "heard")
-    }
-    base: dict[str, list[float]] = {k: [] for k in ("transcript", "reply_done", "heard")}
-    samples: list[dict] = []
-    for i in range(n_questions):
-        phrase = PHRASES[i % len(PHRASES)]
-        wav = tmp / f"q{i}.wav"
-        sf.write(wav, speak_16k(phrase), 16000)
-        # --- streaming assistant. Each question starts a fresh conversation in both pipelines:
-        # with greedy decoding the small model otherwise starts repeating its previous answer.
-        a.new_conversation()
-        base_conv.reset()
-        mon = Monitor(tmp / f"m{i}")
-        audio.play_into_mic(wav).wait(30)
-        turn = None
-        deadline = time.monotonic() + 60
-        while turn is None and time.monotonic() < deadline:
-            try:
-                ev = events.get(timeout=0.5)
-            except queue.Empty:
-                continue
-            if ev.kind == "turn":
-                turn = ev.data
-        a.speaker.wait(60)
-        time.sleep(0.3)
-        times, rms = mon.stop()
-        if turn is None:
-            continue
-        # perf_counter -> monotonic: both are CLOCK_MONOTONIC on Linux
-        t_end = turn["t_speech_end"]
-        heard = first_heard(times, rms, t_end)
-        for k in ("transcript", "confirmed", "first_token", "first_sentence", "first_audio"):
-            if turn[f"t_{k}_ms"] is not None:
-                ours[k].append(turn[f"t_{k}_ms"])
-        if heard:
-            ours["heard"].append((heard - t_end) * 1000)
-        samples.append(
-            {
-                "user": turn["user"],
-                "reply": turn["reply"],
-                "stt_ms": turn["stt_ms"],
-                "t_transcript_ms": turn["t_transcript_ms"],
-                "t_confirmed_ms": turn["t_confirmed_ms"],
-                "t_prompt_ms": turn.get("t_prompt_ms"),
-                "heard_ms": round((heard - t_end) * 1000) if heard else None,
-            }
-        )
-        # --- sequential baseline on the utterance the assistant segmented (same audio)
-        utt = a.last_utterance
-        vad_delay = VadConfig().end_silence_ms  # talk-llama's order: wait for the end, then transcribe
-        mon = Monitor(tmp / f"b{i}")
+    conv, stt, sp = Conversation(rig.llm, rig.persona), Transcriber(rig.stt), Speaker()
+    out: dict[str, list[float]] = {k: [] for k in ("transcript", "reply_done", "heard")}
+    for i, utt in enumerate(utterances):
+        conv.reset()
+        mon = Monitor(rig.tmp / f"seq-{i}")
         t0 = time.monotonic()
-        res = base_stt.transcribe(utt)
+        res = stt.transcribe(utt)
         t_tr = time.monotonic()
-        reply = base_conv.say(res.text) if not res.rejected else ""
+        reply = conv.say(res.text) if not res.rejected else ""
         t_done = time.monotonic()
         splitter = SentenceSplitter()
-        for s in [*splitter.feed(reply), *splitter.flush()]:
-            base_sp.say(speakable(s))
-        base_sp.wait(60)
+        for s in [*splitter.feed(reply), *splitter.flush()][:1]:
+            sp.say(speakable(s))
+        sp.wait(60)
         time.sleep(0.3)
         times, rms = mon.stop()
         h = first_heard(times, rms, t_done)
-        base["transcript"].append(vad_delay + (t_tr - t0) * 1000)
-        base["reply_done"].append(vad_delay + (t_done - t0) * 1000)
+        out["transcript"].append(fixed_ms + (t_tr - t0) * 1000)
+        out["reply_done"].append(fixed_ms + (t_done - t0) * 1000)
         if h:
-            base["heard"].append(vad_delay + (h - t0) * 1000)
-    a.shutdown()
-    base_sp.close()
-    base_conv.close()
+            out["heard"].append(fixed_ms + (h - t0) * 1000)
+    sp.close()
+    conv.close()
+    return out
 
-    def summary(d: dict[str, list[float]]) -> dict:
-        return {k: {"p50": round(pct(v, 50)), "p90": round(pct(v, 90)), "n": len(v)} for k, v in d.items()}
 
-    result = {"questions": n_questions, "ours_ms": summary(ours), "sequential_ms": summary(base)}
-    result["voice_to_voice_p50_ms"] = result["ours_ms"]["heard"]["p50"]
-    result["speedup_vs_sequential_p50"] = round(pct(base["heard"], 50) / pct(ours["heard"], 50), 2)
-    result["samples"] = samples
+def summary(d: dict[str, list[float]]) -> dict:
+    return {k: {"p50": round(pct(v, 50)), "p90": round(pct(v, 90)), "n": len(v)} for k, v in d.items() if v}
+
+
+def run(
+    audio: VirtualAudio, n_questions: int, tmp: Path, threads: int | None = None, full: bool = False
+) -> dict:
+    """Hands-free voice-to-voice with the default (words) rule; `full` adds the fixed rule, the
+    paused utterances, push-to-talk and the sequential baseline. `threads`: None = automatic."""
+    from app.ears.vad import VadConfig
+
+    wavs = []
+    for i in range(n_questions):
+        wavs.append(tmp / f"q{i}.wav")
+        sf.write(wavs[-1], speak_16k(PHRASES[i % len(PHRASES)]), 16000)
+    result: dict = {"questions": n_questions, "rules": {}}
+    rules = ("fixed", "words") if full else ("words",)
+    for rule in rules:
+        rig = Rig(tmp, hands_free=True, rule=rule, threads=threads)
+        try:
+            stages, samples = hands_free(audio, rig, wavs)
+            result["rules"][rule] = {"stages_ms": summary(stages), "samples": samples}
+            if full:
+                result["rules"][rule]["paused"] = paused(audio, rig, paused_wavs(tmp))
+        finally:
+            rig.close()
+    result["voice_to_voice_p50_ms"] = result["rules"]["words"]["stages_ms"]["heard"]["p50"]
+    if full:
+        rig = Rig(tmp, hands_free=False, threads=threads)
+        try:
+            ptt, samples = push_to_talk(audio, rig, wavs)
+            ptt_ms = summary({"heard": ptt})["heard"]
+            result["push_to_talk"] = {"release_to_heard_ms": ptt_ms, "samples": samples}
+            utterances = [speak_16k(PHRASES[i % len(PHRASES)]) for i in range(n_questions)]
+            result["sequential_ms"] = summary(sequential(rig, utterances, VadConfig().end_silence_ms))
+        finally:
+            rig.close()
+        seq = result["sequential_ms"]["heard"]["p50"]
+        result["speedup_vs_sequential_p50"] = round(seq / result["voice_to_voice_p50_ms"], 2)
     return result
+
+
+def paused_wavs(tmp: Path) -> list[tuple[Path, str]]:
+    """PAUSED utterances with 500, 600, 700, 800 ms of silence between head and tail."""
+    out = []
+    for i, (head, tail, word) in enumerate(PAUSED):
+        gap = np.zeros(int(16000 * (0.5 + 0.1 * (i % 4))), np.float32)
+        wav = tmp / f"paused{i}.wav"
+        sf.write(wav, np.concatenate([_trim(speak_16k(head)), gap, speak_16k(tail)]), 16000)
+        out.append((wav, word))
+    return out
+
+
+def _trim(x: np.ndarray) -> np.ndarray:
+    """Cut espeak's trailing silence, so the pause is exactly the one inserted."""
+    loud = np.nonzero(np.abs(x) > 0.01)[0]
+    return x[: loud[-1] + 1] if len(loud) else x
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--questions", type=int, default=12)
+    ap.add_argument("--runs", type=int, default=1)
     args = ap.parse_args()
     server = VirtualAudio().start()
+    runs = []
     try:
-        with tempfile.TemporaryDirectory() as d:
-            emit("latency", run(server, args.questions, Path(d)))
+        for _ in range(args.runs):
+            with tempfile.TemporaryDirectory() as d:
+                runs.append(run(server, args.questions, Path(d), full=True))
     finally:
         server.stop()
+    result = runs[-1]
+    result["runs"] = [
+        {
+            "heard_p50_fixed": r["rules"]["fixed"]["stages_ms"]["heard"]["p50"],
+            "heard_p50_words": r["rules"]["words"]["stages_ms"]["heard"]["p50"],
+            "premature_fixed": r["rules"]["fixed"]["paused"]["premature"],
+            "premature_words": r["rules"]["words"]["paused"]["premature"],
+            "ptt_p50": r["push_to_talk"]["release_to_heard_ms"]["p50"],
+            "sequential_p50": r["sequential_ms"]["heard"]["p50"],
+        }
+        for r in runs
+    ]
+    emit("latency", result)
 
 
 if __name__ == "__main__":

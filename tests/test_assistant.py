@@ -48,7 +48,8 @@ def test_hands_free_question_is_answered_aloud(
     assert turn.data["t_transcript_ms"] < turn.data["t_first_token_ms"] <= turn.data["t_first_audio_ms"]
     # the prompt was evaluated on the pause's transcript, then confirmed at the end of speech
     assert a.tentative.counts["confirmed"] == 1 and turn.data["t_confirmed_ms"] is not None
-    assert turn.data["t_confirmed_ms"] <= turn.data["t_first_token_ms"]
+    # its first words may be generated before the confirmation, but never heard before it
+    assert turn.data["t_confirmed_ms"] <= turn.data["t_first_audio_ms"]
     assert (times[rms > 0.003].size) > 100, "the reply was not heard on the speaker"
     states = [e.data["state"] for e in rec.of("state")]
     for s in (State.LISTENING, State.TRANSCRIBING, State.THINKING, State.SPEAKING, State.IDLE):

@@ -13,6 +13,7 @@ from app.brain import session
 from app.brain.conversation import Conversation, LlmConfig
 from app.brain.persona import PINNED_TIME, Persona
 from app.brain.sampling import SamplingConfig
+from app.brain.user_turn import ConfirmAtPrompt
 from bench.longchat import scores
 from bench.longchat_script import LINES
 from tests.test_llm import assert_consistent
@@ -76,7 +77,7 @@ def replies_after(c: Conversation, lines: list[str]) -> list[str]:
 def test_withdrawn_turn_leaves_the_sampler_as_before(llm_model: Path) -> None:
     a = make(llm_model)
     a.say("Tell me about owls.")
-    assert list(a.stream("Tell me about the sea", proceed=lambda: False)) == []
+    assert list(a.stream("Tell me about the sea", gate=ConfirmAtPrompt(lambda: False))) == []
     after_a = replies_after(a, ["What do owls eat?", "And where do they sleep?"])
     b = make(llm_model)
     b.say("Tell me about owls.")

@@ -19,6 +19,7 @@ from app.brain.brain import BrainError, load_session, save_session
 from app.brain.persona import PINNED_TIME, Persona
 from app.brain.records import RemoteConfig
 from app.brain.remote import RemoteConversation
+from app.brain.user_turn import ConfirmAtPrompt
 from tests.support.servers import FaultServer, LlamaServer
 
 PERSONA = Persona("Sam", "Max", now=PINNED_TIME)
@@ -275,9 +276,9 @@ def test_a_withdrawn_tentative_turn_leaves_no_trace_and_the_gauge_names_the_serv
     r = brain(server.url)
     list(r.stream(QUESTIONS[0]))
     before = (r.messages("x"), len(r.history), r.turn_count)
-    assert list(r.stream("Tell me about the moon.", proceed=lambda: False)) == []
+    assert list(r.stream("Tell me about the moon.", gate=ConfirmAtPrompt(lambda: False))) == []
     assert (r.messages("x"), len(r.history), r.turn_count) == before
-    confirmed = "".join(r.stream("Tell me about the moon.", proceed=lambda: True))
+    confirmed = "".join(r.stream("Tell me about the moon.", gate=ConfirmAtPrompt(lambda: True)))
     assert confirmed and r.history[-2].text == "Tell me about the moon."
     gauge = ContextGauge()
     qtbot.addWidget(gauge)

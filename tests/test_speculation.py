@@ -16,11 +16,31 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from app.brain.user_turn import ConfirmAtPrompt
 from app.ears.vad import SegmentEvent
 from tests.conftest import espeak, load16k
 from tests.support.assistant_rig import Recorder, make
 from tests.test_llm import assert_consistent, whole_turns
 from tests.test_llm import make as make_conversation
+
+
+class SpeculatingGate:
+    """A gate that lets `n` reply tokens be generated speculatively, then gives `answer` (the
+    Responder's gate does the same around the first spoken chunk)."""
+
+    def __init__(self, n: int, answer: bool, wait_s: float = 0.0) -> None:
+        self.n, self.answer, self.wait_s = n, answer, wait_s
+        self.asked, self.end_of_turn = 0, None
+
+    def evaluated(self, end_of_turn: float | None) -> None:
+        self.end_of_turn = end_of_turn
+
+    def decide(self, must: bool) -> bool | None:
+        self.asked += 1
+        if self.asked <= self.n and not must:
+            return None
+        time.sleep(self.wait_s)
+        return self.answer
 
 
 def test_withdrawn_turn_leaves_no_trace(llm_model: Path) -> None:
@@ -29,19 +49,54 @@ def test_withdrawn_turn_leaves_no_trace(llm_model: Path) -> None:
         c.say("Hello, I am Sam.")
     before = (spec.n_past, spec.llama.input_ids[: spec.n_past].copy(), list(spec.history), spec.turn_count)
     waited = []
-    assert list(spec.stream("Tell me something interesting", proceed=lambda: waited.append(1) or False)) == []
+    gate = ConfirmAtPrompt(lambda: waited.append(1) or False)
+    assert list(spec.stream("Tell me something interesting", gate=gate)) == []
     assert waited == [1]
+    # withdrawn after 6 speculative reply tokens: those go too
+    gate = SpeculatingGate(6, False)
+    assert len(list(spec.stream("Tell me something interesting", gate=gate))) >= 1
+    assert gate.asked == 7 and spec.last_stats.turn == before[3]
     assert spec.n_past == before[0] and (spec.llama.input_ids[: spec.n_past] == before[1]).all()
     assert spec.history == before[2] and spec.turn_count == before[3]
     assert_consistent(spec)
     question = "Tell me something interesting about the moon."
     # confirmed at once, it is an ordinary turn: same reply as the conversation that never speculated
     assert spec.say(question) == plain.say(question)
-    confirm_later = lambda: time.sleep(0.05) or True  # noqa: E731 - the end of speech, 50 ms on
-    reply = "".join(spec.stream("And the sun?", proceed=confirm_later))
+    # confirmed 50 ms after 4 speculative tokens: the same reply again, all of it yielded
+    gate = SpeculatingGate(4, True, wait_s=0.05)
+    reply = "".join(spec.stream("And the sun?", gate=gate))
     assert reply == "".join(plain.stream("And the sun?"))
     assert spec.last_stats.t_wait_ms >= 50 and spec.n_past == plain.n_past
+    assert [(m.role, m.text) for m in spec.history] == [(m.role, m.text) for m in plain.history]
     assert_consistent(spec)
+    spec.close()
+    plain.close()
+
+
+def test_end_of_turn_probability_reads_the_words_not_the_period(llm_model: Path) -> None:
+    """The model's P(finished) after the last word: high for a complete question, tiny for words
+    that trail off, whatever whisper's final period says; reading it changes nothing evaluated."""
+    spec, plain = make_conversation(llm_model, n_ctx=1024), make_conversation(llm_model, n_ctx=1024)
+    probs = {}
+    for text in (
+        "What is the weather like today?",
+        "Tell me about.",
+        "What is the capital of",
+        "Why is the sky blue",
+    ):
+        gate = SpeculatingGate(0, False)
+        list(spec.stream(text, gate=gate))
+        probs[text] = gate.end_of_turn
+    assert min(probs["What is the weather like today?"], probs["Why is the sky blue"]) > 0.1, probs
+    assert max(probs["Tell me about."], probs["What is the capital of"]) < 0.01, probs
+    gate = SpeculatingGate(0, True)
+    reply = "".join(spec.stream("What is the weather like today?", gate=gate))
+    assert reply == "".join(plain.stream("What is the weather like today?"))
+    assert (
+        spec.n_past == plain.n_past
+        and (spec.llama.input_ids[: spec.n_past] == plain.llama.input_ids[: plain.n_past]).all()
+    )
+    assert spec.last_stats.end_of_turn == gate.end_of_turn and plain.last_stats.end_of_turn is None
     spec.close()
     plain.close()
 
@@ -99,7 +154,7 @@ def test_end_of_speech_confirms_the_tentative_turn(llm_model, whisper_model, hal
     assert a.tentative.counts == {"confirmed": 1, "withdrawn": 0}
     assert a._early.reused == 1  # whisper ran once
     assert len(rec.of("user")) == 1 and turn.data["reply"]
-    assert turn.data["t_transcript_ms"] <= turn.data["t_confirmed_ms"] <= turn.data["t_first_token_ms"]
+    assert turn.data["t_transcript_ms"] <= turn.data["t_confirmed_ms"] <= turn.data["t_first_audio_ms"]
     assert_consistent(a.conversation)
 
 

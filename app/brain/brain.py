@@ -3,10 +3,11 @@ is: the local `Conversation` (one persistent llama context in this process) or a
 `RemoteConversation` (an OpenAI-compatible server: llama-server, vLLM, Ollama, llama-cpp-python's).
 
 Contract shared by both (one owner thread per brain; every call may block on the model):
-- `stream(text, cancel, proceed)` appends a user turn and yields the reply in pieces; `cancel`
+- `stream(text, cancel, gate)` appends a user turn and yields the reply in pieces; `cancel`
   (any thread) stops it within one piece; the partial reply is kept, marked interrupted.
-  `proceed` (tentative turns) is called once the turn is ready, before the first piece; False
-  takes the turn back without a trace. A failure raises `BrainError` with a message for people.
+  `gate` (tentative turns, `user_turn.TurnGate`) gets the end-of-turn probability (None from a
+  server) and decides: pieces before its decision are speculative; False takes the turn back
+  without a trace. A failure raises `BrainError` with a message for people.
 - `history`: the conversation as `Message`s; `last_stats`: the last turn's `TurnStats`;
   `context_stats()`: counters for the memory gauge (`n_past`, `n_ctx`, `dropped_turns`, ...).
 - `amend_last_reply(text, unspoken)`: after a barge-in, the newest reply becomes what was heard.
@@ -16,7 +17,7 @@ Contract shared by both (one owner thread per brain; every call may block on the
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -25,6 +26,7 @@ from app.brain.conversation import Conversation
 from app.brain.persona import Persona
 from app.brain.records import LlmConfig, LoadResult, Message, RemoteConfig, TurnStats
 from app.brain.remote import BrainError, RemoteConversation
+from app.brain.user_turn import TurnGate
 
 __all__ = ["Brain", "BrainError", "load_session", "open_brain", "save_session"]
 
@@ -34,9 +36,10 @@ class Brain(Protocol):
     history: list[Message]
     last_stats: TurnStats | None
     system_prompt: str
+    reads_end_of_turn: bool  # the gate of a tentative turn gets the model's end-of-turn probability
 
     def stream(
-        self, text: str, cancel: threading.Event | None = None, proceed: Callable[[], bool] | None = None
+        self, text: str, cancel: threading.Event | None = None, gate: TurnGate | None = None
     ) -> Iterator[str]: ...
 
     def amend_last_reply(self, text: str, unspoken: str = "") -> bool: ...

@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import llama_cpp
@@ -43,6 +43,7 @@ from app.brain.persona import Persona
 from app.brain.records import LlmConfig, Message, TurnStats
 from app.brain.reply_text import ReplyText
 from app.brain.sampling import Sampler
+from app.brain.user_turn import TurnGate, UserTurn, ask, build_user_turn, end_of_turn_prob, terminal_tokens
 from app.catalog.catalog import check_file
 from app.cpu import FreeCores, threads_for
 from app.logs import NATIVE_LOAD
@@ -52,6 +53,8 @@ log = logging.getLogger(__name__)
 
 class Conversation:
     """A persistent chat with a GGUF model. See the module docstring for the contracts."""
+
+    reads_end_of_turn = True  # stream() gives a tentative turn's gate its end-of-turn probability
 
     def __init__(
         self, config: LlmConfig, persona: Persona | None = None, llama: llama_cpp.Llama | None = None
@@ -84,6 +87,7 @@ class Conversation:
         self.format = self._make_format()
         self._close_tokens = self._tokenize(self.format.reply_close())
         self._user_head = self._tokenize(self.format.user_head())
+        self._terminal = terminal_tokens(llama)  # ". ? !" for the end-of-turn probability
         self._primed: list[int] = []  # the user head, when evaluated ahead of the next turn
         self._sampler = Sampler(config.sampling, self._vocab, llama.n_vocab(), self.n_ctx)
         self.ledger = Ledger()
@@ -245,35 +249,37 @@ class Conversation:
         return int(llama_cpp.llama_memory_seq_pos_min(self._mem, 0))
 
     # ----- turns -----------------------------------------------------------------------------
-    def _user_tokens(self, text: str) -> tuple[list[int], int]:
-        """Tokens of the user segment; a monologue too large for the context loses its head
-        (the template's scaffolding is always kept whole). Returns (tokens, content tokens cut)."""
-        tokens = self._tokenize(self.format.user(text))
+    def _user_turn(self, text: str) -> UserTurn:
+        """The user segment; a monologue too large for the context loses its head."""
         limit = int(self.config.max_user_share * (self.n_ctx - self.ledger.n_keep))
-        if len(tokens) <= limit:
-            return tokens, 0
-        content = self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)
-        budget = limit - (len(tokens) - len(content)) - 4  # room for the scaffolding and "…"
-        while budget > 0:
-            kept = self.llama.detokenize(content[-budget:]).decode("utf-8", errors="ignore")
-            tokens = self._tokenize(self.format.user("…" + kept))
-            if len(tokens) <= limit:
-                cut = len(content) - budget
-                log.warning("user turn of %d tokens: its first %d were dropped", len(content), cut)
-                return tokens, cut
-            budget -= len(tokens) - limit
-        raise ValueError("the context is too small for any user turn")
+        return build_user_turn(text, self.format, self.llama, limit)
+
+    def _eval_user(self, todo: list[int], turn: UserTurn, read: bool) -> float | None:
+        """Evaluate the rest of the user turn; on the way, read the model's end-of-turn
+        probability right after the user's last word (user_turn.py). Same tokens, same cache:
+        the evaluation is only split at that point. None when not `read` or there is no such point."""
+        after = len(turn.tokens) - turn.words_end  # punctuation and the template's closing
+        if not read or turn.end_token is None or len(todo) <= after:
+            self._eval(todo)
+            return None
+        self._eval(todo[: len(todo) - after])
+        raw = llama_cpp.llama_get_logits_ith(self.llama.ctx, -1)
+        logits = np.ctypeslib.as_array(raw, shape=(self.llama.n_vocab(),))
+        prob = end_of_turn_prob(logits, turn.end_token, self._terminal)
+        self._eval(todo[len(todo) - after :])
+        return prob
 
     def stream(
-        self, text: str, cancel: threading.Event | None = None, proceed: Callable[[], bool] | None = None
+        self, text: str, cancel: threading.Event | None = None, gate: TurnGate | None = None
     ) -> Iterator[str]:
         """Append a user turn and yield the reply as text pieces while it is generated.
 
         Stops on end-of-generation tokens, the format's stop strings, `max_tokens`, or `cancel`.
         When the iterator finishes or is closed early, the reply is committed and closed
         (see the module docstring), and `last_stats` holds the turn's counters.
-        `proceed` (speculative turns): called once the user turn is evaluated, before the first
-        token; it may block. False takes the turn back: nothing is yielded, the cache, ledger and
+        `gate` (tentative turns, user_turn.TurnGate): told the end-of-turn probability once the
+        user turn is evaluated, then asked before each token until it decides; the pieces of
+        an undecided turn are speculative. False takes the turn back: the cache, ledger and
         history are as before the call (turns a shift discarded to make room stay discarded).
         """
         t0 = time.perf_counter()
@@ -281,28 +287,24 @@ class Conversation:
         self.turn_count += 1
         stats = TurnStats(turn=self.turn_count, n_ctx=self.n_ctx)
         shifts0, discarded0 = self.shifts, self.discarded
-        tokens, stats.user_trimmed = self._user_tokens(text)
-        todo = self._open_turn(tokens)
-        self._eval(todo)
-        stats.prompt_tokens, stats.primed_tokens = len(tokens), len(tokens) - len(todo)
+        turn = self._user_turn(text)
+        stats.user_trimmed = turn.cut
+        todo = self._open_turn(turn.tokens)
+        stats.end_of_turn = self._eval_user(todo, turn, read=gate is not None)
+        stats.prompt_tokens, stats.primed_tokens = len(turn.tokens), len(turn.tokens) - len(todo)
         shifts_after_prompt = self.shifts
         t_prompt = time.perf_counter()
         stats.t_prompt_ms = (t_prompt - t0) * 1000
-        if proceed is not None:
-            go = proceed()
-            stats.t_wait_ms = (time.perf_counter() - t_prompt) * 1000
-            t_prompt = time.perf_counter()
-            if not go:
-                self._drop_open_turn()
-                self.turn_count -= 1
-                log.info("turn withdrawn before its reply (%d prompt tokens taken back)", len(tokens))
-                self.prime()
-                return
-        self.history.append(Message("user", text, name=self.persona.person))
+        user = Message("user", text, name=self.persona.person)
+        decided = gate is None
+        if gate is None:
+            self.history.append(user)
+        else:
+            gate.evaluated(stats.end_of_turn)
 
         reply = ReplyText(self.format.stop_strings)
         pending: int | None = None
-        reason = "max_tokens"
+        reason, tail, withdrawn = "max_tokens", "", False
         self._sampler.start_turn(self.own_replies())
         self.ledger.mark_reply()
         try:
@@ -311,6 +313,14 @@ class Conversation:
                     self._eval([pending])
                     reply.mark_token(self.n_past)
                     pending = None
+                if not decided:
+                    go = ask(gate, False, stats)
+                    if go is False:
+                        withdrawn = True
+                        break
+                    if go:
+                        decided = True
+                        self.history.append(user)
                 if cancel is not None and cancel.is_set():
                     reason = "cancelled"
                     break
@@ -330,25 +340,38 @@ class Conversation:
                 if reply.stopped:
                     break
         finally:
-            if pending is not None:
-                self._eval([pending])
-                reply.mark_token(self.n_past)
-            tail = reply.finish()
-            if reply.stopped:
-                self._rollback(reply.tokens_after_stop(self.n_past))
-            if self._close_tokens:
-                self._eval(self._close_tokens)
-            stats.t_gen_ms = (time.perf_counter() - t_prompt) * 1000
-            self.prime()  # the next turn's head (its time is in no turn's stats; shifts are)
-            stats.stop_reason = reason
-            self.history.append(
-                Message("assistant", reply.text, interrupted=reason == "cancelled", name=self.persona.bot)
-            )
-            stats.n_past, stats.n_keep = self.n_past, self.ledger.n_keep
-            stats.shifts, stats.discarded = self.shifts - shifts0, self.discarded - discarded0
-            stats.shifts_in_reply = self.shifts - shifts_after_prompt
-            self.last_stats = stats
-        if tail:
+            if not decided and not withdrawn and ask(gate, True, stats):
+                decided = True
+                self.history.append(user)
+            if not decided:  # withdrawn: nothing of the turn stays
+                self._drop_open_turn()
+                self.turn_count -= 1
+                log.info(
+                    "turn withdrawn (%d prompt, %d reply tokens taken back)",
+                    len(turn.tokens),
+                    stats.gen_tokens,
+                )
+                self.prime()
+            else:
+                if pending is not None:
+                    self._eval([pending])
+                    reply.mark_token(self.n_past)
+                tail = reply.finish()
+                if reply.stopped:
+                    self._rollback(reply.tokens_after_stop(self.n_past))
+                if self._close_tokens:
+                    self._eval(self._close_tokens)
+                stats.t_gen_ms = (time.perf_counter() - t_prompt) * 1000 - stats.t_wait_ms
+                self.prime()  # the next turn's head (its time is in no turn's stats; shifts are)
+                stats.stop_reason = reason
+                self.history.append(
+                    Message("assistant", reply.text, interrupted=reason == "cancelled", name=self.persona.bot)
+                )
+                stats.n_past, stats.n_keep = self.n_past, self.ledger.n_keep
+                stats.shifts, stats.discarded = self.shifts - shifts0, self.discarded - discarded0
+                stats.shifts_in_reply = self.shifts - shifts_after_prompt
+                self.last_stats = stats
+        if decided and tail:
             yield tail
 
     def amend_last_reply(self, text: str, unspoken: str = "") -> bool:

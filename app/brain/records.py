@@ -81,7 +81,8 @@ class TurnStats:
     prompt_tokens: int = 0
     gen_tokens: int = 0
     t_prompt_ms: float = 0.0
-    t_wait_ms: float = 0.0  # a speculative turn waiting to be confirmed (within t_first_token_ms)
+    t_wait_ms: float = 0.0  # a tentative turn blocked waiting to be confirmed
+    end_of_turn: float | None = None  # tentative turns: the model's P(the user's words are finished)
     primed_tokens: int = 0  # of prompt_tokens, evaluated ahead of the turn (see `prime`)
     t_first_token_ms: float = 0.0
     t_gen_ms: float = 0.0

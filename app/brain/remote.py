@@ -36,7 +36,7 @@ import re
 import threading
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +47,7 @@ from app.brain.ledger import Ledger
 from app.brain.persona import Persona
 from app.brain.records import LoadResult, Message, RemoteConfig, TurnStats
 from app.brain.server_replies import BrainError, StreamReader, cached_tokens, context_size_in, explain
+from app.brain.user_turn import TurnGate, ask
 from app.paths import private_dir, write_private
 
 log = logging.getLogger(__name__)
@@ -71,6 +72,8 @@ class Exchange:
 
 class RemoteConversation:
     """See the module docstring. Raises BrainError at creation when the server is unusable."""
+
+    reads_end_of_turn = False  # a server gives no end-of-turn probability: the fixed silence rule
 
     def __init__(self, config: RemoteConfig, persona: Persona | None = None) -> None:
         self.config = config
@@ -195,19 +198,20 @@ class RemoteConversation:
 
     # ----- the brain interface (brain.py) ---------------------------------------------------------
     def stream(
-        self, text: str, cancel: threading.Event | None = None, proceed: Callable[[], bool] | None = None
+        self, text: str, cancel: threading.Event | None = None, gate: TurnGate | None = None
     ) -> Iterator[str]:
-        """Send a user turn and yield the reply as it streams (see brain.py for the contract)."""
+        """Send a user turn and yield the reply as it streams (see brain.py for the contract).
+        A tentative turn's gate gets no end-of-turn probability (the fixed silence rule applies)
+        and must decide before the reply is read: no speculative pieces from a server."""
         t0 = time.perf_counter()
         stats = TurnStats(turn=self.turn_count + 1, n_ctx=self.n_ctx)
         shifts0, discarded0 = self.shifts, self.discarded
         response = self._open(text)
         older = sum(ex.tokens for ex in self.kept)  # after any trimming
         stats.t_prompt_ms = (time.perf_counter() - t0) * 1000
-        if proceed is not None:
-            go = proceed()
-            stats.t_wait_ms = (time.perf_counter() - t0) * 1000 - stats.t_prompt_ms
-            if not go:
+        if gate is not None:
+            gate.evaluated(None)
+            if not ask(gate, True, stats):
                 response.close()
                 log.info("turn withdrawn before its reply (request closed)")
                 return

@@ -9,7 +9,9 @@
   silence: the utterance so far, so whisper can start before the end is certain), `resumed`
   (speech again after a pause: that early transcript is stale) and, once
   `end_silence_ms` of non-speech follows speech, `utterance` (with pre-roll). Short pauses
-  inside a sentence (below `end_silence_ms`) do not cut it. Single-threaded: call `feed` from one thread.
+  inside a sentence (below `end_silence_ms`) do not cut it. `set_end_silence` (any thread) sets
+  another silence for the utterance as heard at a pause (the words rule, loop/turn_end.py).
+  Single-threaded otherwise: call `feed` from one thread.
 - `speech_stats` / `has_speech`: the gate in front of whisper that keeps silence and noise from
   ever becoming a turn.
 """
@@ -121,6 +123,8 @@ class Segmenter:
         self._speech_run = 0
         self._silence_run = 0
         self._in_speech = False
+        self.base_end_ms = self.config.end_silence_ms  # silence ending an utterance with no rule
+        self._end_rule: tuple[int, int] | None = None  # (speech end sample, silence ms)
         self._sample = 0
         self._last_speech_end = 0
 
@@ -128,6 +132,17 @@ class Segmenter:
     def position(self) -> int:
         """Samples processed so far (the clock of `SegmentEvent.end_sample`)."""
         return self._sample
+
+    def set_end_silence(self, ms: int, after_sample: int) -> None:
+        """Any thread: `ms` of silence ends the utterance whose speech ended at `after_sample`
+        (a `pause` event's end_sample); it lapses as soon as more speech comes."""
+        self._end_rule = (after_sample, ms)
+
+    def _end_silence_ms(self) -> int:
+        rule = self._end_rule
+        if rule is not None and rule[0] == self._last_speech_end:
+            return rule[1]
+        return self.base_end_ms
 
     def reset(self) -> None:
         self._history.clear()
@@ -173,7 +188,7 @@ class Segmenter:
                 return SegmentEvent("resumed")
         else:
             self._silence_run += 1
-        if self._silence_run * frame_ms >= c.end_silence_ms:
+        if self._silence_run * frame_ms >= self._end_silence_ms():
             return self._close("utterance")
         if c.pause_ms and self._silence_run == c.pause_ms // frame_ms:
             return SegmentEvent("pause", np.concatenate(self._utt), self._last_speech_end)

@@ -51,6 +51,7 @@ from app.loop.events import Event, State, unanswered
 from app.loop.responder import Responder
 from app.loop.tentative_turns import TentativeTurns
 from app.loop.turn import Turn
+from app.loop.turn_end import TurnEndConfig, end_silence_ms
 from app.voice.speaker import Speaker, SpeakerConfig, SpeakerEvent
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,7 @@ class AssistantConfig:
     speak_file: Path = Path("/tmp/talk-llama-speak.txt")
     session_dir: Path | None = None
     use_microphone: bool = True
+    turn_end: TurnEndConfig = field(default_factory=TurnEndConfig)  # hands-free: when a turn ends
     # The first spoken chunk may end at a clause break once it is this long ("Sure," "I'm
     # sorry,"): speech starts several tokens sooner; later chunks are whole sentences.
     first_chunk_chars: int = 5
@@ -92,6 +94,7 @@ class Assistant:
         self.mic: Microphone | None = None
         self.echo = EchoGuard()
         self.segmenter = Segmenter(config.vad, on_event=self._on_segment)
+        self.segmenter.base_end_ms = config.turn_end.base_ms(config.vad.end_silence_ms)
         # (audio, t_speech_end, speech_end_sample, final?): non-final items are speculative
         self._stt_q: queue.Queue[tuple[np.ndarray, float, int, bool] | None] = queue.Queue()
         self._llm_q: queue.Queue[Turn | Callable[[], None] | None] = queue.Queue()
@@ -362,7 +365,7 @@ class Assistant:
             return
         result = early.at_pause(audio, end_sample)
         if result is not None and (text := self._turn_text(result)):
-            self.tentative.start(result, text, t_end, lambda: early.is_current(result))
+            self.tentative.start(result, text, t_end, end_sample, lambda: early.is_current(result))
 
     def _turn_text(self, result: Transcript) -> str:
         """What a transcript says to the assistant: "" if rejected or the wake command is missing."""
@@ -392,6 +395,9 @@ class Assistant:
                 heard_ok=c.heard_ok,
                 session_dir=c.session_dir,
             )
+            self.responder.on_end_of_turn = self._end_of_turn_known
+            if not self.conversation.reads_end_of_turn:  # a server: the fixed rule
+                self.segmenter.base_end_ms = c.vad.end_silence_ms
             stats = self.conversation.context_stats()
             log.info("language model ready (%s)", c.remote.url if c.remote else Path(c.llm.model_path).name)
             self.emit(Event("loading", {"part": "llm", "done": True, "stats": stats}))
@@ -408,6 +414,15 @@ class Assistant:
             self.responder.run(item)
         if self.responder is not None:
             self.responder.save_session()  # the last turn's details arrived after its save
+
+    def _end_of_turn_known(self, turn: Turn) -> None:
+        """llm thread: a tentative turn's words are evaluated; their end-of-turn probability
+        sets the silence that ends this utterance (turn_end.py)."""
+        c = self.config
+        ms = end_silence_ms(turn.end_of_turn, c.turn_end, c.vad.end_silence_ms)
+        turn.end_silence_ms = ms
+        self.segmenter.set_end_silence(ms, turn.end_sample)
+        log.debug("end of turn: P=%s -> %d ms of silence", turn.end_of_turn, ms)
 
     def _unanswered(self, turn: Turn) -> None:
         """No language model: the words are handed back (front ends keep them), not dropped."""

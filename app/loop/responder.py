@@ -21,6 +21,7 @@ from app.brain.brain import Brain, BrainError, save_session
 from app.brain.records import Message
 from app.loop.events import Event, State, unanswered
 from app.loop.turn import Turn
+from app.loop.turn_gate import SpeculativeStart
 from app.voice.sentences import SentenceSplitter, speakable
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,11 @@ class Responder:
         self.current: Turn | None = None
         self.speaking: Turn | None = None
         self.last_answered: Turn | None = None  # whose reply is the newest in the conversation
+        # Tentative turns (llm thread): the set silence rule; the gate, events and sentences held
+        self.on_end_of_turn: Callable[[Turn], None] = lambda turn: None
+        self._gate: SpeculativeStart | None = None
+        self._held: list[Event] = []
+        self._deferred: list[str] = []
 
     def run(self, turn: Turn) -> None:
         """llm thread: answer `turn` (blocks until the reply is generated; a withdrawn tentative
@@ -59,18 +65,22 @@ class Responder:
         if turn.withdrawn:
             return
         self.current = turn
+        self._gate = None
         if turn.pending is None:
             self._begin_reply(turn)
-        proceed = None if turn.pending is None else (lambda: self._await_confirmation(turn))
+        else:
+            self._gate = SpeculativeStart(
+                turn, self.on_end_of_turn, lambda: self._confirmed(turn), self._withdrawn
+            )
         splitter = SentenceSplitter(first_clause_chars=self.first_chunk_chars)
         try:
-            for piece in self.conversation.stream(turn.text, turn.cancel, proceed):
+            for piece in self.conversation.stream(turn.text, turn.cancel, self._gate):
                 turn.stamps.setdefault("first_token", time.perf_counter())
                 turn.reply += piece
-                self._emit(Event("token", {"text": piece}))
+                self._show(Event("token", {"text": piece}))
                 for sentence in splitter.feed(piece):
                     self._speak(turn, sentence)
-            if not turn.cancel.is_set():
+            if not turn.cancel.is_set() and not turn.withdrawn:
                 for sentence in splitter.flush():
                     self._speak(turn, sentence)
         except Exception as exc:  # BrainError: a remote server failed; anything else is a bug
@@ -79,7 +89,7 @@ class Responder:
             if not turn.reply and not turn.withdrawn:  # nothing was said: the words go back, not lost
                 self._emit(unanswered(turn.text, "The assistant could not answer."))
         self.current = None
-        if turn.withdrawn:
+        if turn.withdrawn or (self._gate is not None and not self._gate.confirmed):
             return
         message = None
         if self.conversation.history and self.conversation.history[-1].role == "assistant":
@@ -87,6 +97,42 @@ class Responder:
         self.save_session()
         args = (turn, turn.reply.strip(), message)
         threading.Thread(target=self._report, args=args, daemon=True, name="turn-report").start()
+
+    # ----- a tentative turn: speculative first words (turn_gate.py) -------------------------------
+    @property
+    def _speculating(self) -> bool:
+        return self._gate is not None and self._gate.undecided
+
+    def _show(self, event: Event) -> None:
+        """Emit, or keep until the tentative turn is confirmed (nothing shows before)."""
+        if self._speculating:
+            self._held.append(event)
+        else:
+            self._emit(event)
+
+    def _confirmed(self, turn: Turn) -> None:
+        """The end of speech confirmed the turn: show it, let its held words out."""
+        self._begin_reply(turn)
+        held, self._held = self._held, []
+        for event in held:
+            self._emit(event)
+        if self._can_hold:
+            self.speaker.release_held()
+        deferred, self._deferred = self._deferred, []
+        for sentence in deferred:
+            self._speak(turn, sentence)
+
+    def _withdrawn(self) -> None:
+        """More speech withdrew the turn: its words are dropped unseen and unheard."""
+        self._held, self._deferred = [], []
+        if self._can_hold:
+            self.speaker.discard_held()
+
+    @property
+    def _can_hold(self) -> bool:
+        """The voice can hold synthesized words (the built-in Speaker; not a `-s` command, and
+        not when an acknowledgement must be heard first)."""
+        return hasattr(self.speaker, "release_held") and not self.heard_ok
 
     def settle_heard(self, turn: Turn) -> None:
         """llm thread, after a barge-in: the reply in the conversation (context and history)
@@ -121,21 +167,26 @@ class Responder:
         if self.heard_ok and self.speaker.available:
             self.speaker.say(self.heard_ok)
 
-    def _await_confirmation(self, turn: Turn) -> bool:
-        """A tentative turn's prompt is evaluated: wait for the end of speech (blocks)."""
-        assert turn.pending is not None
-        if not turn.pending.wait() or turn.cancel.is_set():
-            return False
-        self._begin_reply(turn)
-        return True
-
     def _speak(self, turn: Turn, sentence: str) -> None:
         turn.stamps.setdefault("first_sentence", time.perf_counter())
         spoken = speakable(sentence)
-        if spoken and self.speaker.available and not turn.cancel.is_set() and not turn.voice_off:
-            index = self.speaker.say(spoken)
-            turn.heard.queued(index, sentence, turn.reply)
-            self._emit(Event("sentence", {"event": "queued", "index": index, "text": sentence}))
+        if (
+            not spoken
+            or not self.speaker.available
+            or turn.cancel.is_set()
+            or turn.withdrawn
+            or turn.voice_off
+        ):
+            return
+        held = self._speculating
+        if held and not self._can_hold:
+            self._deferred.append(sentence)
+            return
+        index = self.speaker.say(spoken, held=True) if held else self.speaker.say(spoken)
+        turn.heard.queued(index, sentence, turn.reply)
+        self._show(Event("sentence", {"event": "queued", "index": index, "text": sentence}))
+        if held and self._gate is not None:
+            self._gate.ready = True
 
     def _report(self, turn: Turn, reply: str, message: Message | None) -> None:
         """The `turn` event, once the turn's speech has started (or was cut/unavailable); the

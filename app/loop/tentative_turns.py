@@ -31,11 +31,15 @@ class TentativeTurns:
         current = self._current
         return current[1] if current else None
 
-    def start(self, result: Transcript, text: str, t_end: float, still_current: Callable[[], bool]) -> None:
-        """stt thread: submit a tentative turn for `text` (from `result`, heard at a pause).
-        `still_current()`: False when speech resumed meanwhile (the turn is withdrawn at once)."""
+    def start(
+        self, result: Transcript, text: str, t_end: float, end_sample: int, still_current: Callable[[], bool]
+    ) -> None:
+        """stt thread: submit a tentative turn for `text` (from `result`, heard at a pause whose
+        speech ended at segmenter sample `end_sample`). `still_current()`: False when speech
+        resumed meanwhile (the turn is withdrawn at once)."""
         self.withdraw()
         turn = Turn(text, t_end, time.perf_counter(), result.transcribe_s * 1000, pending=Decision())
+        turn.end_sample = end_sample
         self._current = (result, turn)
         if not still_current():  # speech resumed before the turn was visible to `withdraw`
             self.withdraw_turn(turn)

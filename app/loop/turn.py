@@ -57,6 +57,9 @@ class Turn:
     heard: HeardReply = field(default_factory=HeardReply)  # what of it the listener heard
     settled: bool = False  # its memory was set to what was heard (after a barge-in)
     voice_off: bool = False  # the speaker went away mid-reply: the rest is shown, not spoken
+    end_sample: int = -1  # tentative: the segmenter position where the words before the pause end
+    end_of_turn: float | None = None  # tentative: the model's P(the words are a finished turn)
+    end_silence_ms: int | None = None  # tentative: the silence that then ends the turn
 
     def confirm(self) -> bool:
         """The end of speech came with no more words: go on. False if already withdrawn."""
@@ -92,6 +95,9 @@ class Turn:
             "t_first_token_ms": self._after_speech_ms(self.stamps.get("first_token")),
             "t_first_sentence_ms": self._after_speech_ms(self.stamps.get("first_sentence")),
             "t_first_audio_ms": self._after_speech_ms(self.stamps.get("first_audio")),
+            "t_end_of_turn_ms": self._after_speech_ms(self.stamps.get("end_of_turn")),
+            "end_of_turn": None if self.end_of_turn is None else round(self.end_of_turn, 5),
+            "end_silence_ms": self.end_silence_ms,
         }
         if stats is not None:
             data.update(

@@ -8,8 +8,13 @@ a few milliseconds; it returns without waiting for the threads.
 Events go to `on_event(SpeakerEvent)` from the Speaker's threads: `sentence_started`,
 `sentence_finished`, `queue_empty`, `error`; and from the thread calling `stop()`:
 `sentence_cut` for the sentence that was playing, with `heard`, its words whose sound had started
-(espeak's word timings against the samples written). Without a TTS engine the Speaker reports one error
-event and otherwise ignores `say()` (the app keeps working text-only).
+(espeak's word timings against the samples written).
+
+Held sentences (`say(held=True)`, a tentative turn's first words): synthesized at once, played
+only after `release_held()`; `discard_held()` (or `stop()`) drops them unheard.
+
+Without a TTS engine the Speaker reports one error event and otherwise ignores `say()` (the app
+keeps working text-only).
 """
 
 from __future__ import annotations
@@ -38,6 +43,14 @@ class SpeakerEvent:
     t: float = field(default_factory=time.perf_counter)
     message: str = ""
     heard: str = ""  # sentence_cut: the part of `text` the listener heard
+
+
+@dataclass
+class _Hold:
+    """Sentences of a turn not yet confirmed: synthesized at once, played only once released."""
+
+    decided: threading.Event = field(default_factory=threading.Event)
+    keep: bool = False
 
 
 @dataclass
@@ -94,8 +107,9 @@ class Speaker(SentenceQueue):
         except TtsUnavailable as exc:
             self._synth, self.available, self.problem = None, False, str(exc)
             log.warning("speech output disabled: %s", exc)
-        self._text_q: queue.Queue[tuple[int, int, str] | None] = queue.Queue()
-        self._pcm_q: queue.Queue[tuple[int, int, Speech] | None] = queue.Queue()
+        self._text_q: queue.Queue[tuple[int, int, str, _Hold | None] | None] = queue.Queue()
+        self._pcm_q: queue.Queue[tuple[int, int, Speech, _Hold | None] | None] = queue.Queue()
+        self._hold: _Hold | None = None  # the sentences held now (see the module docstring)
         self._playing: _Playing | None = None
         self._generation = 0  # bumped by stop(): stale work is dropped
         self._index = 0
@@ -111,9 +125,9 @@ class Speaker(SentenceQueue):
             t.start()
 
     # ----- public API ----------------------------------------------------------------------
-    def say(self, sentence: str) -> int:
+    def say(self, sentence: str, held: bool = False) -> int:
         """Queue one sentence (non-blocking); returns its index for the sentence events (-1 if
-        nothing was queued)."""
+        nothing was queued). `held`: synthesize now, play after `release_held()`."""
         if not sentence.strip():
             return -1
         if not self.available:
@@ -122,9 +136,26 @@ class Speaker(SentenceQueue):
         with self._lock:
             self._pending += 1
             self._index += 1
-            item = (self._generation, self._index, sentence)
+            if held and self._hold is None:
+                self._hold = _Hold()
+            item = (self._generation, self._index, sentence, self._hold if held else None)
         self._text_q.put(item)
         return item[1]
+
+    def release_held(self) -> None:
+        """Play the held sentences (in their place in the queue)."""
+        self._decide_hold(True)
+
+    def discard_held(self) -> None:
+        """Drop the held sentences unheard (no events)."""
+        self._decide_hold(False)
+
+    def _decide_hold(self, keep: bool) -> None:
+        with self._lock:
+            hold, self._hold = self._hold, None
+        if hold is not None:
+            hold.keep = keep
+            hold.decided.set()
 
     def stop(self) -> None:
         """Silence now: drop queued sentences and abort playback. Returns promptly, after the
@@ -134,6 +165,7 @@ class Speaker(SentenceQueue):
             cut = playing is not None and playing.gen == self._generation
             self._generation += 1
             self._pending = 0
+        self.discard_held()
         for q in (self._text_q, self._pcm_q):
             _drain(q)
         stream = self._stream
@@ -165,20 +197,23 @@ class Speaker(SentenceQueue):
         except Exception:
             log.exception("speaker event handler failed")
 
-    def _finish_one(self, gen: int) -> None:
+    def _finish_one(self, gen: int, quiet: bool = False) -> None:
         with self._lock:
             if gen == self._generation and self._pending > 0:
                 self._pending -= 1
                 empty = self._pending == 0
             else:
                 empty = False
-        if empty:
+        if empty and not quiet:
             self._emit(SpeakerEvent("queue_empty"))
 
     def _synth_loop(self) -> None:
         while (item := self._text_q.get()) is not None:
-            gen, index, text = item
+            gen, index, text, hold = item
             if gen != self._generation:
+                continue
+            if hold is not None and hold.decided.is_set() and not hold.keep:
+                self._finish_one(gen, quiet=True)
                 continue
             try:
                 assert self._synth is not None
@@ -189,7 +224,7 @@ class Speaker(SentenceQueue):
                 self._finish_one(gen)
                 continue
             if gen == self._generation:
-                self._pcm_q.put((gen, index, speech))
+                self._pcm_q.put((gen, index, speech, hold))
 
     def _open_stream(self):
         import sounddevice as sd
@@ -221,7 +256,12 @@ class Speaker(SentenceQueue):
                 continue
             if item is None:
                 return
-            gen, index, speech = item
+            gen, index, speech, hold = item
+            if hold is not None:
+                hold.decided.wait()  # released, discarded, or stop()/close()
+                if not hold.keep:
+                    self._finish_one(gen, quiet=True)
+                    continue
             if gen != self._generation:
                 continue
             self._play_one(gen, index, speech)

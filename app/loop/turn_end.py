@@ -1,0 +1,50 @@
+"""When a hands-free turn ends: from the words and the silence (issue #15).
+
+The fixed rule ends a turn after a fixed silence (VadConfig.end_silence_ms, 400 ms): too slow
+for a finished question, too fast for a thinking pause ("Tell me about… [600 ms] …the moon"
+became two turns). The words rule uses the model's probability that the words heard so far are a finished turn
+(brain/user_turn.py; read when the tentative turn's prompt is evaluated, at the first pause):
+
+    P >= finished_at  -> short_ms of silence ends the turn
+    P <= trailing_at  -> long_ms
+    between           -> log-linear between the two
+
+Until that probability is known (whisper and the prompt take ~0.2–0.5 s after the pause),
+`undecided_ms` applies; without one (a remote brain, a rejected transcript) the fixed rule.
+Pure functions and a config; the Segmenter applies the result (`set_end_silence`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+RULES = ("words", "fixed")
+
+
+@dataclass(frozen=True)
+class TurnEndConfig:
+    rule: str = "words"  # "words": from the model's end-of-turn probability; "fixed": the VAD's
+    short_ms: int = 200
+    long_ms: int = 1200
+    undecided_ms: int = 800
+    finished_at: float = 0.2
+    trailing_at: float = 0.001
+
+    def __post_init__(self) -> None:
+        if self.rule not in RULES:
+            raise ValueError(f"turn end rule must be one of {', '.join(RULES)}, not {self.rule!r}")
+
+    def base_ms(self, fixed_ms: int) -> int:
+        """The silence that ends a turn before (or without) a decision from the words."""
+        return self.undecided_ms if self.rule == "words" else fixed_ms
+
+
+def end_silence_ms(p: float | None, c: TurnEndConfig, fixed_ms: int) -> int:
+    """The silence that ends the turn whose words have end-of-turn probability `p`."""
+    if c.rule == "fixed" or p is None:
+        return fixed_ms
+    lo, hi = math.log10(c.trailing_at), math.log10(c.finished_at)
+    x = (math.log10(max(p, 1e-12)) - lo) / (hi - lo)
+    x = min(1.0, max(0.0, x))
+    return round(c.long_ms + x * (c.short_ms - c.long_ms))
