@@ -115,14 +115,9 @@ def test_voice_barge_in_then_the_question_is_answered(
         time.sleep(1.0)
         virtual_audio.play_into_mic(wav).wait(30)
         rec.wait_for("notice", 10, lambda e: e.data["message"] == "barge-in")
-        try:
-            second = rec.wait_for("turn", 90, lambda e: "plus" in e.data["user"].lower())
-        except AssertionError:
-            print("DBG", [(e.kind, e.data.get("text") or e.data.get("user") or e.data.get("message"), e.data.get("end_of_turn"), e.data.get("end_silence_ms")) for e in rec.events if e.kind in ("transcript","user","turn","notice")])
-            raise
+        second = rec.wait_for("turn", 90, lambda e: "plus" in e.data["user"].lower())
     finally:
         a.shutdown()
-    print("DBG", [(e.kind, e.data.get("text") or e.data.get("user") or e.data.get("message"), e.data.get("end_of_turn"), e.data.get("end_silence_ms")) for e in rec.events if e.kind in ("transcript","user","turn","notice")])
     assert rec.of("turn")[0].data["interrupted"]
     assert second.data["reply"]
 

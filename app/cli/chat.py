@@ -31,6 +31,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="threads for whisper and llama (default: the cores left free by other programs, each turn)",
     )
+    a(
+        "--turn-end",
+        choices=("words", "fixed"),
+        default="words",
+        help="hands-free end of turn: from the words (the model's end-of-turn probability sets the "
+        "silence) or after a fixed 400 ms (--turn-end fixed)",
+    )
     a("-vms", "--voice-ms", type=int, default=10000, help="longest utterance in ms (hands-free)")
     a("-c", "--capture", default=None, help="input device index or name")
     a("-o", "--output-device", default=None, help="output device index or name")

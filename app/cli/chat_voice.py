@@ -21,6 +21,7 @@ def assistant_config(args: argparse.Namespace):
     from app.ears.transcriber import SttConfig
     from app.ears.vad import VadConfig
     from app.loop.assistant import AssistantConfig
+    from app.loop.turn_end import TurnEndConfig
     from app.voice.speaker import SpeakerConfig
 
     p = persona(args)
@@ -43,6 +44,7 @@ def assistant_config(args: argparse.Namespace):
         speaker=SpeakerConfig(device=device(args.output_device)),
         input_device=device(args.capture),
         hands_free=not args.ptt,
+        turn_end=TurnEndConfig(rule=args.turn_end),
         wake_command=args.wake_command,
         heard_ok=args.heard_ok,
         speak_command=args.speak,

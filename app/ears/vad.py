@@ -124,6 +124,7 @@ class Segmenter:
         self._silence_run = 0
         self._in_speech = False
         self.base_end_ms = self.config.end_silence_ms  # silence ending an utterance with no rule
+        self.hold_open = False  # push-to-talk: silence never ends the utterance (the key does)
         self._end_rule: tuple[int, int] | None = None  # (speech end sample, silence ms)
         self._sample = 0
         self._last_speech_end = 0
@@ -143,6 +144,15 @@ class Segmenter:
         if rule is not None and rule[0] == self._last_speech_end:
             return rule[1]
         return self.base_end_ms
+
+    @property
+    def paused_at(self) -> int:
+        """Where the speech ended if it has been silent for a `pause` since, else -1: the
+        `end_sample` of the pause whose early transcript is still the whole utterance."""
+        frames = self.config.pause_ms * RATE // 1000 // FRAME
+        if self._in_speech and self.config.pause_ms and self._silence_run >= frames:
+            return self._last_speech_end
+        return -1
 
     def reset(self) -> None:
         self._history.clear()
@@ -188,7 +198,7 @@ class Segmenter:
                 return SegmentEvent("resumed")
         else:
             self._silence_run += 1
-        if self._silence_run * frame_ms >= self._end_silence_ms():
+        if not self.hold_open and self._silence_run * frame_ms >= self._end_silence_ms():
             return self._close("utterance")
         if c.pause_ms and self._silence_run == c.pause_ms // frame_ms:
             return SegmentEvent("pause", np.concatenate(self._utt), self._last_speech_end)

@@ -182,8 +182,14 @@ class SettingsDialog(QDialog):
         f.addRow("VAD threshold", self.vad)
         self.fth = QDoubleSpinBox(minimum=0, maximum=1000, singleStep=10, value=self.s.freq_thold)
         f.addRow("High-pass (Hz)", self.fth)
+        self.turn_end = QComboBox()
+        self.turn_end.addItem("When the words sound finished (waits longer for “tell me about…”)", "words")
+        self.turn_end.addItem("After a fixed silence", "fixed")
+        self.turn_end.setCurrentIndex(max(0, self.turn_end.findData(self.s.turn_end)))
+        f.addRow("End of turn", self.turn_end)
         self.silence = QSpinBox(minimum=200, maximum=3000, singleStep=50, value=self.s.end_silence_ms)
-        f.addRow("End of speech after (ms)", self.silence)
+        self.silence.setToolTip("The fixed silence; with a remote server this rule always applies.")
+        f.addRow("Fixed silence (ms)", self.silence)
         self.ptt_key = QLineEdit(self.s.ptt_key)
         f.addRow("Push-to-talk key", self.ptt_key)
         self.global_ptt = QCheckBox("Also outside the window (X11 only)")
@@ -333,6 +339,7 @@ class SettingsDialog(QDialog):
             vad_thold=self.vad.value(),
             freq_thold=self.fth.value(),
             end_silence_ms=self.silence.value(),
+            turn_end=self.turn_end.currentData(),
             ptt_key=self.ptt_key.text().strip() or "Space",
             global_ptt=self.global_ptt.isChecked(),
             person=self.person.text().strip() or "User",

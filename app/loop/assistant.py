@@ -43,11 +43,11 @@ from app.brain.records import LlmConfig, RemoteConfig
 from app.ears.early_transcription import EarlyTranscription
 from app.ears.echo import EchoGuard
 from app.ears.microphone import Level, Microphone, MicrophoneError
-from app.ears.transcriber import SttConfig, Transcriber, Transcript
+from app.ears.transcriber import SttConfig, Transcriber
 from app.ears.vad import RATE, Segmenter, SegmentEvent, VadConfig
-from app.ears.wake import strip_wake_command
 from app.loop.devices import DeviceFaults
 from app.loop.events import Event, State, unanswered
+from app.loop.hearing import Hearing
 from app.loop.responder import Responder
 from app.loop.tentative_turns import TentativeTurns
 from app.loop.turn import Turn
@@ -89,20 +89,28 @@ class Assistant:
         self._on_event = on_event
         self.state = State.LOADING
         self.conversation: Brain | None = None
-        self.transcriber: Transcriber | None = None
         self.speaker: Any = None
         self.mic: Microphone | None = None
         self.echo = EchoGuard()
         self.segmenter = Segmenter(config.vad, on_event=self._on_segment)
         self.segmenter.base_end_ms = config.turn_end.base_ms(config.vad.end_silence_ms)
-        # (audio, t_speech_end, speech_end_sample, final?): non-final items are speculative
-        self._stt_q: queue.Queue[tuple[np.ndarray, float, int, bool] | None] = queue.Queue()
         self._llm_q: queue.Queue[Turn | Callable[[], None] | None] = queue.Queue()
-        self.last_utterance = np.zeros(0, np.float32)  # the last audio sent to whisper (diagnostics)
         self.responder: Responder | None = None  # set by the llm thread once the model loads
         self._listening = False
-        self._early: EarlyTranscription | None = None  # set by the stt thread once whisper loads
-        self.tentative = TentativeTurns(self._llm_q.put)  # hands-free turns started at a pause
+        self.tentative = TentativeTurns(self._llm_q.put)  # turns started at a pause
+        self.hearing = Hearing(
+            config.stt,
+            config.vad,
+            config.wake_command,
+            self.tentative,
+            self._llm_q.put,
+            self.emit,
+            self._set_state,
+            self._error,
+            self._answering,
+            self._aborting,
+        )
+        self._stt_q = self.hearing.queue  # (audio, t_speech_end, end_sample, final): hearing.py
         self._closed = False
         self._life = threading.Lock()  # start() and shutdown() exclude each other
         self._levels_wanted = True
@@ -120,7 +128,7 @@ class Assistant:
             self._start_speaker()
             self._start_microphone()
             self.devices.start()
-            for name, target in (("assistant-stt", self._stt_loop), ("assistant-llm", self._llm_loop)):
+            for name, target in (("assistant-stt", self.hearing.run), ("assistant-llm", self._llm_loop)):
                 t = threading.Thread(target=target, name=name, daemon=True)
                 t.start()
                 self._threads.append(t)
@@ -183,6 +191,9 @@ class Assistant:
         if self.mic is None:
             self._error("No microphone is open; type your message instead.", "microphone")
             return
+        self.hearing.resumed()  # an earlier pause's transcript is no one's now
+        self.segmenter.reset()
+        self.segmenter.hold_open = True  # pauses start whisper early; only the release ends it
         self._listening = True
         self.mic.start_utterance()
         self._set_state(State.LISTENING)
@@ -193,9 +204,12 @@ class Assistant:
             return
         self._listening = False
         audio = self.mic.stop_utterance()
+        paused_at = self.segmenter.paused_at  # silent since a pause: its transcript is the turn's
+        self.segmenter.hold_open = False
+        self.segmenter.reset()
         self._mic_block_due()
         self._set_state(State.TRANSCRIBING)
-        self._stt_q.put((audio, time.perf_counter(), -1, True))
+        self._stt_q.put((audio, time.perf_counter(), paused_at, True))
 
     def send_text(self, text: str) -> None:
         """A typed message: goes straight to the conversation."""
@@ -279,7 +293,10 @@ class Assistant:
             self.emit(Event("notice", {"message": "long utterance: sent at the configured limit"}))
             self.release()
             return
-        if not self.config.hands_free or self._listening or self.state == State.LOADING:
+        if self._listening:  # push-to-talk: pauses start whisper early (hearing.py)
+            self.segmenter.feed(block)
+            return
+        if not self.config.hands_free or self.state == State.LOADING:
             return
         verdict = self.echo.mic_block(block)
         if verdict.barge and self.state in (State.THINKING, State.SPEAKING):
@@ -292,13 +309,13 @@ class Assistant:
             self.segmenter.reset()
 
     def _on_segment(self, ev: SegmentEvent) -> None:
+        if self._listening and ev.kind != "pause" and ev.kind != "resumed":
+            return  # push-to-talk: the key, not the segmenter, says when the turn starts and ends
         if ev.kind == "speech_started":
             self._set_state(State.LISTENING)
             return
         if ev.kind == "resumed":  # talking again after a pause: its early transcript is stale
-            if self._early is not None:
-                self._early.resumed()
-            self.tentative.withdraw()
+            self.hearing.resumed()
             return
         ago = (self.segmenter.position - ev.end_sample) / RATE
         final = ev.kind != "pause"
@@ -326,55 +343,6 @@ class Assistant:
         self.emit(Event("sentence", data))
 
     # ----- workers -----------------------------------------------------------------------------
-    def _stt_loop(self) -> None:
-        try:
-            self.transcriber = Transcriber(self.config.stt, self.config.vad)
-            log.info("speech recognition ready (%s)", Path(self.config.stt.model_path).name)
-            self.emit(Event("loading", {"part": "whisper", "done": True}))
-        except Exception as exc:  # missing/corrupt model, library failure: keep typing usable
-            self._error(f"Speech recognition unavailable: {exc}", "whisper")
-        early = EarlyTranscription(self.transcriber, self._aborting) if self.transcriber else None
-        self._early = early
-        while (item := self._stt_q.get()) is not None:
-            audio, t_end, end_sample, final = item
-            if early is None:
-                self._set_state(State.IDLE)
-                continue
-            if not final:
-                self._at_pause(early, audio, end_sample, t_end)
-                continue
-            self.last_utterance = audio
-            result = early.final(audio, end_sample)
-            fields = ("text", "rejected", "reason", "prob")
-            self.emit(Event("transcript", {k: getattr(result, k) for k in fields}))
-            if self.tentative.settle(result):
-                continue  # confirmed: the llm thread has evaluated its prompt already
-            text = self._turn_text(result)
-            if not text:
-                if not result.rejected:
-                    self.emit(Event("notice", {"message": "wake command not heard; ignored"}))
-                if not self._answering():
-                    self._set_state(State.IDLE)
-                continue
-            self._llm_q.put(Turn(text, t_end, time.perf_counter(), result.transcribe_s * 1000))
-
-    def _at_pause(self, early: EarlyTranscription, audio: np.ndarray, end_sample: int, t_end: float) -> None:
-        """stt thread: transcribe at a pause, in case it is the end; accepted text starts a
-        tentative turn. Skipped when newer audio is already waiting."""
-        if not self._stt_q.empty():
-            return
-        result = early.at_pause(audio, end_sample)
-        if result is not None and (text := self._turn_text(result)):
-            self.tentative.start(result, text, t_end, end_sample, lambda: early.is_current(result))
-
-    def _turn_text(self, result: Transcript) -> str:
-        """What a transcript says to the assistant: "" if rejected or the wake command is missing."""
-        if result.rejected:
-            return ""
-        if self.config.wake_command:
-            return strip_wake_command(result.text, self.config.wake_command) or ""
-        return result.text
-
     def _llm_loop(self) -> None:
         try:
             self.conversation = open_brain(self.config.llm, self.config.remote, self.config.persona)
@@ -421,7 +389,8 @@ class Assistant:
         c = self.config
         ms = end_silence_ms(turn.end_of_turn, c.turn_end, c.vad.end_silence_ms)
         turn.end_silence_ms = ms
-        self.segmenter.set_end_silence(ms, turn.end_sample)
+        if not self._listening:  # push-to-talk: the release ends the turn
+            self.segmenter.set_end_silence(ms, turn.end_sample)
         log.debug("end of turn: P=%s -> %d ms of silence", turn.end_of_turn, ms)
 
     def _unanswered(self, turn: Turn) -> None:
@@ -438,6 +407,19 @@ class Assistant:
             self.emit(Event("reset", self.conversation.context_stats()))
 
     # ----- helpers -----------------------------------------------------------------------------
+    @property
+    def transcriber(self) -> Transcriber | None:
+        return self.hearing.transcriber
+
+    @property
+    def last_utterance(self) -> np.ndarray:
+        """The last audio sent to whisper (diagnostics)."""
+        return self.hearing.last_utterance
+
+    @property
+    def _early(self) -> EarlyTranscription | None:
+        return self.hearing.early
+
     def emit(self, event: Event) -> None:
         """Deliver an event; a failing handler (e.g. a window being destroyed) never takes a
         worker or audio thread down with it."""

@@ -32,7 +32,8 @@ class AppSettings:
     hands_free: bool = False
     vad_thold: float = 0.6
     freq_thold: float = 100.0
-    end_silence_ms: int = 400
+    end_silence_ms: int = 400  # the fixed end-of-turn rule's silence
+    turn_end: str = "words"  # "words": the model says how long to wait (loop/turn_end.py); "fixed"
     language: str = "en"
     person: str = "User"
     bot: str = "Aria"
@@ -91,6 +92,7 @@ class AppSettings:
             "vad_thold",
             "freq_thold",
             "end_silence_ms",
+            "turn_end",
             "voice",
             "rate",
             "sampling",
@@ -120,6 +122,7 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None):
     from app.ears.transcriber import SttConfig
     from app.ears.vad import VadConfig
     from app.loop.assistant import AssistantConfig
+    from app.loop.turn_end import RULES, TurnEndConfig
     from app.voice.speaker import SpeakerConfig
 
     def device(v: str) -> int | str | None:
@@ -151,5 +154,6 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None):
         speaker=SpeakerConfig(voice=s.voice or None, rate=s.rate, device=device(s.output_device)),
         input_device=device(s.input_device),
         hands_free=s.hands_free,
+        turn_end=TurnEndConfig(rule=s.turn_end if s.turn_end in RULES else "words"),
         session_dir=session_dir if session_dir is not None else data_dir() / "session",
     )

@@ -1,0 +1,120 @@
+"""The stt thread: whisper, and what its transcripts become (hands-free and push-to-talk).
+
+Items arrive on `queue` as (audio, t_speech_end, end_sample, final):
+- not final (a pause, hands-free or while the talk key is held): whisper starts early
+  (EarlyTranscription); accepted text starts a tentative turn (TentativeTurns) whose prompt the
+  llm thread evaluates, and whose first words it prepares, meanwhile. Skipped when newer audio
+  is already waiting.
+- final (the end of an utterance, or the key released): a `transcript` event; if the tentative
+  turn was started from this very transcript (nothing was said after its pause, `end_sample`
+  matches) it is confirmed, otherwise an ordinary turn is submitted.
+`end_sample` is a position on the clock of the segmenter that saw the pause (-1: none).
+
+Threads: `run` is the stt thread (it alone uses whisper); `resumed()` is called from the audio
+callback thread; `queue.put` from any thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from app.ears.early_transcription import EarlyTranscription
+from app.ears.transcriber import SttConfig, Transcriber, Transcript
+from app.ears.vad import VadConfig
+from app.ears.wake import strip_wake_command
+from app.loop.events import Event, State
+from app.loop.tentative_turns import TentativeTurns
+from app.loop.turn import Turn
+
+log = logging.getLogger(__name__)
+Heard = tuple[np.ndarray, float, int, bool]  # audio, t_speech_end, end_sample, final
+
+
+class Hearing:
+    def __init__(
+        self,
+        stt: SttConfig,
+        vad: VadConfig,
+        wake_command: str,
+        tentative: TentativeTurns,
+        submit: Callable[[Turn], None],
+        emit: Callable[[Event], None],
+        set_state: Callable[[State], None],
+        error: Callable[[str, str], None],
+        answering: Callable[[], bool],
+        aborting: Callable[[], bool],
+    ) -> None:
+        """`submit` hands a turn to the llm thread; `emit`/`set_state`/`error` are the
+        assistant's; `answering()`: a reply is being generated; `aborting()`: stop whisper."""
+        self.stt, self.vad, self.wake_command = stt, vad, wake_command
+        self.tentative = tentative
+        self._submit, self._emit, self._set_state, self._error = submit, emit, set_state, error
+        self._answering, self._aborting = answering, aborting
+        self.queue: queue.Queue[Heard | None] = queue.Queue()
+        self.transcriber: Transcriber | None = None
+        self.early: EarlyTranscription | None = None  # set once whisper loads
+        self.last_utterance = np.zeros(0, np.float32)  # the last audio sent to whisper (diagnostics)
+
+    def resumed(self) -> None:
+        """Audio thread: talking again after a pause: its early transcript and tentative turn
+        are stale."""
+        if self.early is not None:
+            self.early.resumed()
+        self.tentative.withdraw()
+
+    def run(self) -> None:
+        """The stt thread: load whisper, then transcribe until a None item."""
+        try:
+            self.transcriber = Transcriber(self.stt, self.vad)
+            log.info("speech recognition ready (%s)", Path(self.stt.model_path).name)
+            self._emit(Event("loading", {"part": "whisper", "done": True}))
+        except Exception as exc:  # missing/corrupt model, library failure: keep typing usable
+            self._error(f"Speech recognition unavailable: {exc}", "whisper")
+        early = EarlyTranscription(self.transcriber, self._aborting) if self.transcriber else None
+        self.early = early
+        while (item := self.queue.get()) is not None:
+            audio, t_end, end_sample, final = item
+            if early is None:
+                if final:  # no whisper: the utterance cannot be heard (the error was shown)
+                    self._set_state(State.IDLE)
+            elif not final:
+                self._at_pause(early, audio, end_sample, t_end)
+            else:
+                self._at_end(early, audio, end_sample, t_end)
+
+    def _at_pause(self, early: EarlyTranscription, audio: np.ndarray, end_sample: int, t_end: float) -> None:
+        if not self.queue.empty():
+            return
+        result = early.at_pause(audio, end_sample)
+        if result is not None and (text := self._turn_text(result)):
+            self.tentative.start(result, text, t_end, end_sample, lambda: early.is_current(result))
+
+    def _at_end(self, early: EarlyTranscription, audio: np.ndarray, end_sample: int, t_end: float) -> None:
+        self.last_utterance = audio
+        result = early.final(audio, end_sample)
+        fields = ("text", "rejected", "reason", "prob")
+        self._emit(Event("transcript", {k: getattr(result, k) for k in fields}))
+        if self.tentative.settle(result):
+            return  # confirmed: the llm thread has evaluated its prompt already
+        text = self._turn_text(result)
+        if not text:
+            if not result.rejected:
+                self._emit(Event("notice", {"message": "wake command not heard; ignored"}))
+            if not self._answering():
+                self._set_state(State.IDLE)
+            return
+        self._submit(Turn(text, t_end, time.perf_counter(), result.transcribe_s * 1000))
+
+    def _turn_text(self, result: Transcript) -> str:
+        """What a transcript says to the assistant: "" if rejected or the wake command is missing."""
+        if result.rejected:
+            return ""
+        if self.wake_command:
+            return strip_wake_command(result.text, self.wake_command) or ""
+        return result.text

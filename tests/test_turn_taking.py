@@ -1,0 +1,148 @@
+"""Turn-taking (#15): the end of a turn from the words and the silence, the first words prepared
+before the turn is certain (and never heard if it is withdrawn), push-to-talk transcribing at
+pauses while the key is held. Real models, the virtual microphone and speaker."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from app.ears.vad import SegmentEvent
+from app.loop.turn_end import TurnEndConfig, end_silence_ms
+from tests.conftest import espeak, load16k
+from tests.support.assistant_rig import Recorder, make
+from tests.support.pulse import envelope, stop_recording
+from tests.test_llm import assert_consistent
+
+
+def paused_wav(head: str, tail: str, pause_s: float, out: Path, speech_dir: Path) -> Path:
+    a = load16k(espeak(head, speech_dir / f"{out.stem}-a.wav", wpm=140))
+    b = load16k(espeak(tail, speech_dir / f"{out.stem}-b.wav", wpm=140))
+    a = a[: np.nonzero(np.abs(a) > 0.01)[0][-1] + 1]  # espeak's own trailing silence off
+    sf.write(out, np.concatenate([a, np.zeros(int(pause_s * 16000), np.float32), b]), 16000)
+    return out
+
+
+def test_the_rule_maps_probability_to_silence() -> None:
+    c = TurnEndConfig()
+    assert end_silence_ms(0.6, c, 400) == c.short_ms and end_silence_ms(1e-5, c, 400) == c.long_ms
+    assert c.short_ms < end_silence_ms(0.01, c, 400) < c.long_ms
+    assert end_silence_ms(None, c, 400) == 400  # a server: the fixed rule
+    assert end_silence_ms(0.9, TurnEndConfig(rule="fixed"), 400) == 400
+
+
+def test_a_paused_utterance_is_one_turn(virtual_audio, llm_model, whisper_model, speech_dir) -> None:
+    """ "I was wondering if … [700 ms] … you could tell me a joke.": the fixed 400 ms rule cut it
+    in two; the words trail off, so the model's end-of-turn probability asks for a long silence."""
+    wav = paused_wav(
+        "I was wondering if", "you could tell me a joke.", 0.7, speech_dir / "joke.wav", speech_dir
+    )
+    rec = Recorder()
+    a = make(llm_model, whisper_model, rec, hands_free=True, max_tokens=8)
+    try:
+        virtual_audio.play_into_mic(wav).wait(30)
+        rec.wait_for("turn", 90)
+        time.sleep(1.5)  # a second turn would come from the tail
+    finally:
+        a.shutdown()
+    users = [e.data["text"] for e in rec.of("user")]
+    assert len(users) == 1 and "could tell" in users[0].lower(), users
+    assert a.tentative.counts["withdrawn"] >= 1  # the pause's turn was taken back when speech resumed
+
+
+def test_a_complete_question_ends_on_a_short_silence(
+    virtual_audio, llm_model, whisper_model, speech_dir
+) -> None:
+    wav = espeak("What is the weather like today?", speech_dir / "weather.wav", wpm=140)
+    rec = Recorder()
+    a = make(llm_model, whisper_model, rec, hands_free=True, max_tokens=8)
+    try:
+        virtual_audio.play_into_mic(wav).wait(30)
+        turn = rec.wait_for("turn", 90)
+    finally:
+        a.shutdown()
+    d = turn.data
+    assert d["end_of_turn"] >= 0.2 and d["end_silence_ms"] == TurnEndConfig().short_ms, d
+    assert a.tentative.counts["confirmed"] == 1  # (pauses between words withdrew earlier ones)
+    assert d["t_confirmed_ms"] <= d["t_first_audio_ms"]  # prepared before, heard only after
+
+
+def test_a_withdrawn_speculative_reply_never_sounds(
+    virtual_audio, llm_model, whisper_model, speech_dir, tmp_path
+) -> None:
+    """The first words of a tentative turn are synthesized and held; the user goes on talking:
+    they are dropped unheard, and only the real turn's reply is heard."""
+    first = load16k(espeak("Tell me a story", speech_dir / "story-a.wav", wpm=140))
+    whole = load16k(espeak("Tell me a story about a cat.", speech_dir / "story-b.wav", wpm=140))
+    rec = Recorder()
+    a = make(llm_model, whisper_model, rec, hands_free=True, use_microphone=False, max_tokens=24)
+    out = tmp_path / "speaker.wav"
+    recording = virtual_audio.record_speaker(out)
+    try:
+        n0 = a.conversation.n_past
+        t0 = time.monotonic()
+        a._stt_q.put((first, time.perf_counter(), len(first), False))  # a pause after "story"
+        deadline = time.monotonic() + 60
+        while not (a.responder._gate is not None and a.responder._gate.ready and a.speaker.busy):
+            assert time.monotonic() < deadline, "no speculative first words"
+            time.sleep(0.01)
+        time.sleep(0.5)  # held: synthesized, not played
+        a._on_segment(SegmentEvent("resumed"))  # the user goes on talking
+        while a.conversation.n_past != n0:  # the brain took the turn back
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        t_withdrawn = time.monotonic()
+        time.sleep(0.5)
+        a._stt_q.put((whole, time.perf_counter(), len(whole), True))
+        turn = rec.wait_for("turn", 90)
+        assert a.speaker.wait(60)
+        time.sleep(0.3)
+    finally:
+        samples, sr = stop_recording(recording, out)
+        a.shutdown()
+    assert a.tentative.counts == {"confirmed": 0, "withdrawn": 1}
+    assert [e.data["text"] for e in rec.of("user")] == [turn.data["user"]] and "cat" in turn.data["user"]
+    env = envelope(samples, sr)  # 10 ms windows from the start of the recording (~t0)
+    held_window = env[: int((t_withdrawn - t0 + 0.4) * 100)]
+    assert held_window.size and held_window.max() < 0.003, "the withdrawn words were heard"
+    assert np.count_nonzero(env > 0.003) > 20, "the real reply was not heard"
+    assert_consistent(a.conversation)
+
+
+def test_push_to_talk_transcribes_at_a_pause_while_held(
+    virtual_audio, llm_model, whisper_model, speech_dir
+) -> None:
+    """The key held a moment after the last word: whisper and the prompt ran at that pause, the
+    release confirms that turn. A pause mid-sentence while held is not the end: its turn is
+    withdrawn when speech resumes, and the turn is the whole sentence."""
+    done = espeak("What is the capital of France?", speech_dir / "ptt-done.wav", wpm=140)
+    more = paused_wav(
+        "I was wondering if", "you could tell me a joke.", 0.6, speech_dir / "ptt-more.wav", speech_dir
+    )
+    rec = Recorder()
+    a = make(llm_model, whisper_model, rec, max_tokens=8)
+    try:
+        a.press()
+        virtual_audio.play_into_mic(done).wait(30)
+        deadline = time.monotonic() + 60
+        while a.tentative.current is None:  # the pause after the question started a turn
+            assert time.monotonic() < deadline, "no transcription while the key was held"
+            time.sleep(0.01)
+        a.release()
+        first = rec.wait_for("turn", 90)
+        assert a._early.reused == 1 and a.tentative.counts["confirmed"] == 1
+        assert "france" in first.data["user"].lower()
+
+        a.press()
+        virtual_audio.play_into_mic(more).wait(30)
+        time.sleep(0.3)
+        a.release()
+        second = rec.wait_for("turn", 90, lambda e: e.data["user"] != first.data["user"])
+    finally:
+        a.shutdown()
+    user = second.data["user"].lower()
+    assert "wondering" in user and "could tell" in user, user
+    assert a.tentative.counts["withdrawn"] >= 1  # "I was wondering if" was not the end
