@@ -91,7 +91,8 @@ class Rig:
                 out.append(self.events.get(timeout=min(left, 0.2)))
         return out
 
-    def wait_turn(self, timeout: float = 60) -> tuple[dict | None, list]:
+    def wait_turn(self, since: float, timeout: float = 60) -> tuple[dict | None, list]:
+        """The first turn whose speech ended after `since` (perf_counter), and the events seen."""
         seen, end = [], time.monotonic() + timeout
         while time.monotonic() < end:
             try:
@@ -99,7 +100,7 @@ class Rig:
             except queue.Empty:
                 continue
             seen.append(ev)
-            if ev.kind == "turn":
+            if ev.kind == "turn" and ev.data["t_speech_end"] >= since:
                 return ev.data, seen
         return None, seen
 
@@ -121,8 +122,9 @@ def hands_free(audio: VirtualAudio, rig: Rig, wavs: list[Path]) -> tuple[dict[st
     samples = []
     for i, wav in enumerate(wavs):
         mon = Monitor(rig.tmp / f"hf{id(rig)}-{i}")
+        t0 = time.perf_counter()
         audio.play_into_mic(wav).wait(30)
-        turn, _ = rig.wait_turn()
+        turn, _ = rig.wait_turn(t0)
         time.sleep(0.3)
         times, rms = mon.stop()
         rig.quiet_down()
@@ -138,15 +140,17 @@ def hands_free(audio: VirtualAudio, rig: Rig, wavs: list[Path]) -> tuple[dict[st
     return stages, samples
 
 
-def paused(audio: VirtualAudio, rig: Rig, items: list[tuple[Path, str]]) -> dict:
-    """Utterances with a pause mid-sentence: premature when the turn ended at the pause."""
+def paused(audio: VirtualAudio, rig: Rig, items: list[tuple[Path, int]]) -> dict:
+    """Utterances with a pause mid-sentence: premature when the turn ended at the pause (the
+    tail became another turn, or was lost: the turn has no more words than the head)."""
     premature, samples = 0, []
-    for wav, tail_word in items:
+    for wav, head_words in items:
+        t0 = time.perf_counter()
         audio.play_into_mic(wav).wait(30)
-        turn, seen = rig.wait_turn()
-        seen += rig.drain(1.5)  # a premature end shows as a second turn (or a barge-in)
+        turn, seen = rig.wait_turn(t0)
+        seen += rig.drain(2.0)  # a premature end shows as a second turn (or a barge-in)
         users = [e.data["text"] for e in seen if e.kind == "user"]
-        early = len(users) != 1 or tail_word not in users[0].lower()
+        early = len(users) != 1 or len(users[0].split()) <= head_words
         premature += early
         samples.append({"users": users, "premature": early, "end_of_turn": (turn or {}).get("end_of_turn")})
         rig.quiet_down()
@@ -154,18 +158,22 @@ def paused(audio: VirtualAudio, rig: Rig, items: list[tuple[Path, str]]) -> dict
 
 
 def push_to_talk(audio: VirtualAudio, rig: Rig, wavs: list[Path]) -> tuple[list[float], list[dict]]:
-    """Release → first sample heard; the key is let go 200 ms after the last word."""
+    """Release → first sample heard; the key is let go 200 ms after the last word (espeak's own
+    trailing silence is cut off the clips)."""
     from tests.support.monitor import Monitor
 
     out, samples = [], []
     for i, wav in enumerate(wavs):
+        trimmed = rig.tmp / f"ptt-{i}.wav"
+        sf.write(trimmed, _trim(sf.read(wav, dtype="float32")[0]), 16000)
         mon = Monitor(rig.tmp / f"ptt-{i}")
+        t0 = time.perf_counter()
         rig.a.press()
-        audio.play_into_mic(wav).wait(30)
+        audio.play_into_mic(trimmed).wait(30)
         time.sleep(0.2)
         t_release = time.perf_counter()
         rig.a.release()
-        turn, _ = rig.wait_turn()
+        turn, _ = rig.wait_turn(t0)
         time.sleep(0.3)
         times, rms = mon.stop()
         rig.quiet_down()
@@ -252,14 +260,15 @@ def run(
     return result
 
 
-def paused_wavs(tmp: Path) -> list[tuple[Path, str]]:
-    """PAUSED utterances with 500, 600, 700, 800 ms of silence between head and tail."""
+def paused_wavs(tmp: Path) -> list[tuple[Path, int]]:
+    """PAUSED utterances with 500, 600, 700, 800 ms of silence between head and tail, with the
+    head's word count."""
     out = []
-    for i, (head, tail, word) in enumerate(PAUSED):
+    for i, (head, tail) in enumerate(PAUSED):
         gap = np.zeros(int(16000 * (0.5 + 0.1 * (i % 4))), np.float32)
         wav = tmp / f"paused{i}.wav"
         sf.write(wav, np.concatenate([_trim(speak_16k(head)), gap, speak_16k(tail)]), 16000)
-        out.append((wav, word))
+        out.append((wav, len(head.split())))
     return out
 
 

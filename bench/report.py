@@ -125,29 +125,7 @@ def rows() -> list[tuple[str, str, str, str]]:
             ),
         ]
     if lat := load("latency"):
-        o, b = lat["ours_ms"], lat["sequential_ms"]
-        stages = " · ".join(f"{k} {v['p50']}" for k, v in o.items())
-        out += [
-            (
-                "latency",
-                f"stages p50 after end of speech, {lat['questions']} spoken questions (ms)",
-                stages,
-                "",
-            ),
-            (
-                "latency",
-                "voice-to-voice p50 / p90 (end of speech → first sample heard)",
-                f"{o['heard']['p50']} / {o['heard']['p90']} ms "
-                f"(sequential: {b['heard']['p50']} / {b['heard']['p90']})",
-                f"≤ 800 ms ({ok(o['heard']['p50'] <= 800)})",
-            ),
-            (
-                "latency",
-                "speed-up to first audio vs sequential (talk-llama's order)",
-                f"{lat['speedup_vs_sequential_p50']}×",
-                f"≥ 2× ({ok(lat['speedup_vs_sequential_p50'] >= 2)})",
-            ),
-        ]
+        out += latency_rows(lat)
     if r := load("longchat"):
         out += longchat_rows(r)
     if r := load("idle"):
@@ -314,6 +292,58 @@ def remote_rows(r: dict) -> list[tuple[str, str, str, str]]:
             f"ours answers every turn ({ok(p['ours']['answered'] == r['turns'])})",
         )
     )
+    return out
+
+
+def latency_rows(lat: dict) -> list[tuple[str, str, str, str]]:
+    rules, seq, ptt = lat["rules"], lat["sequential_ms"]["heard"], lat["push_to_talk"]["release_to_heard_ms"]
+    runs = lat.get("runs", [])
+
+    def spread(key: str) -> str:
+        values = [r[key] for r in runs]
+        return f" (runs: {min(values)}–{max(values)})" if len(values) > 1 else ""
+
+    out = []
+    for rule in ("fixed", "words"):
+        st = rules[rule]["stages_ms"]
+        stages = " · ".join(f"{k} {v['p50']}" for k, v in st.items() if k != "heard")
+        out.append(
+            (
+                "latency",
+                f"{rule} rule: stages p50 after the end of speech, {lat['questions']} questions (ms)",
+                stages,
+                "",
+            )
+        )
+    words, fixed = rules["words"]["stages_ms"]["heard"], rules["fixed"]["stages_ms"]["heard"]
+    pw, pf = rules["words"]["paused"], rules["fixed"]["paused"]
+    out += [
+        (
+            "latency",
+            "hands-free voice-to-voice p50 / p90, words rule (fixed rule; sequential)",
+            f"{words['p50']} / {words['p90']} ms{spread('heard_p50_words')} "
+            f"({fixed['p50']} / {fixed['p90']}{spread('heard_p50_fixed')}; {seq['p50']} / {seq['p90']})",
+            f"≤ 400 ms ({ok(words['p50'] <= 400)})",
+        ),
+        (
+            "latency",
+            "turns ended at a 500–800 ms mid-sentence pause, words rule (fixed rule)",
+            f"{pw['premature']}/{pw['n']} ({pf['premature']}/{pf['n']})",
+            f"≤ 10% ({ok(pw['premature'] <= 0.1 * pw['n'])})",
+        ),
+        (
+            "latency",
+            "push-to-talk release (200 ms after the last word) → first sample heard, p50 / p90",
+            f"{ptt['p50']} / {ptt['p90']} ms{spread('ptt_p50')}",
+            f"≤ 350 ms ({ok(ptt['p50'] <= 350)})",
+        ),
+        (
+            "latency",
+            "speed-up to first audio vs sequential (talk-llama's order)",
+            f"{lat['speedup_vs_sequential_p50']}×",
+            f"≥ 2× ({ok(lat['speedup_vs_sequential_p50'] >= 2)})",
+        ),
+    ]
     return out
 
 

@@ -14,11 +14,13 @@ Barge-in: `press()` (or, hands-free, sustained user speech over the echo) stops 
 flag (generation stops within one token). The conversation then keeps what the listener heard
 of the reply, closed with the end-of-turn tokens (`Responder.settle_heard`).
 
-Hands-free, whisper starts at a short pause (early_stt.py); when the utterance ends there, that
-result is the transcript, so the end-of-speech wait hides whisper's time. Its text also starts a
-tentative turn at once (speculation.py): the llm thread evaluates the prompt, then waits; the end of
-speech confirms it, more speech (or barge-in, shutdown) withdraws it and the conversation takes
-it back. Nothing of a tentative turn is shown or spoken before it is confirmed.
+Whisper starts at a short pause (hands-free, or while the talk key is held; hearing.py); when the
+utterance ends there, that result is the transcript, so the end-of-speech wait hides whisper's
+time. Its text also starts a tentative turn at once (tentative_turns.py, turn_gate.py): the llm
+thread evaluates the prompt and prepares the first spoken words, held; the end of speech (or the
+key's release) confirms it, more speech (or barge-in, shutdown) withdraws it and the conversation
+takes it back. Nothing of a tentative turn is shown or heard before it is confirmed. Hands-free,
+the end of speech comes after a silence the words set (turn_end.py).
 
 Events go to `on_event(Event)` from the worker threads; adapters (terminal, Qt) marshal them.
 Each turn ends with a `turn` event carrying its latency stamps (ms after the end of speech).
@@ -377,7 +379,8 @@ class Assistant:
                 item()
                 continue
             if self.responder is None:
-                self._unanswered(item)
+                if item.pending is None or item.pending.wait():  # a tentative turn: once certain
+                    self._unanswered(item)
                 continue
             self.responder.run(item)
         if self.responder is not None:

@@ -4,7 +4,7 @@ is certain, then confirmed by the end of the utterance or withdrawn.
 Threads: the stt thread calls `start` (a pause's transcript) and `settle` (the utterance's final
 transcript); any thread may call `withdraw` (speech resumed, barge-in, shutdown). The llm thread
 evaluates a tentative turn's prompt, then waits on `turn.pending` (turn.py) before replying;
-a withdrawn turn is taken back by the conversation (`Conversation.stream(proceed=...)`).
+a withdrawn turn is taken back by the conversation (`Conversation.stream(gate=...)`, turn_gate.py).
 """
 
 from __future__ import annotations
