@@ -183,8 +183,12 @@ class SettingsDialog(QDialog):
         self.fth = QDoubleSpinBox(minimum=0, maximum=1000, singleStep=10, value=self.s.freq_thold)
         f.addRow("High-pass (Hz)", self.fth)
         self.turn_end = QComboBox()
-        self.turn_end.addItem("When the words sound finished (waits longer for “tell me about…”)", "words")
+        self.turn_end.addItem("When the words sound finished", "words")
         self.turn_end.addItem("After a fixed silence", "fixed")
+        self.turn_end.setToolTip(
+            "Hands-free: the language model judges whether your words are finished; after "
+            "“tell me about…” it waits longer, after a complete question it answers sooner."
+        )
         self.turn_end.setCurrentIndex(max(0, self.turn_end.findData(self.s.turn_end)))
         f.addRow("End of turn", self.turn_end)
         self.silence = QSpinBox(minimum=200, maximum=3000, singleStep=50, value=self.s.end_silence_ms)

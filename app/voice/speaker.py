@@ -2,8 +2,11 @@
 
 Two threads owned by the Speaker: the synthesis thread turns queued sentences into PCM (sentence
 N+1 is synthesized while N plays), the playback thread writes PCM to an output stream in ~20 ms
-blocks. `stop()` (any thread) clears both queues and aborts the stream, which ends the sound in
-a few milliseconds; it returns without waiting for the threads.
+blocks. `stop()` (any thread) clears both queues and tells the playback thread, which aborts its
+stream after the block it is writing (the sound ends within ~one block); it returns without
+waiting for the threads. Only the playback thread touches its stream while it may be writing:
+aborting a PortAudio stream from another thread during a blocking write left that write
+spinning at 100% CPU forever (seen in a CI run).
 
 Events go to `on_event(SpeakerEvent)` from the Speaker's threads: `sentence_started`,
 `sentence_finished`, `queue_empty`, `error`; and from the thread calling `stop()`:
@@ -168,12 +171,7 @@ class Speaker(SentenceQueue):
         self.discard_held()
         for q in (self._text_q, self._pcm_q):
             _drain(q)
-        stream = self._stream
-        if stream is not None:
-            try:
-                stream.abort()
-            except Exception as exc:  # already closed by the playback thread
-                log.debug("abort: %s", exc)
+        self._pcm_q.put(_SILENCE)  # the playback thread aborts its stream (buffered sound too)
         if cut and playing is not None:
             heard = playing.speech.heard(playing.written)
             self._emit(SpeakerEvent("sentence_cut", playing.speech.text, playing.index, heard=heard))
@@ -240,6 +238,15 @@ class Speaker(SentenceQueue):
         stream.start()
         return stream
 
+    def _abort_stream(self) -> None:
+        """Playback thread: silence the stream now (it is reopened for the next sentence)."""
+        stream = self._stream
+        if stream is not None:
+            try:
+                stream.abort()
+            except Exception as exc:  # the device went away
+                log.debug("abort: %s", exc)
+
     def _close_stream(self) -> None:
         """Close the output stream once: the playback thread (after a failed write) and close()
         may both try, and closing one stream twice at once aborts PortAudio."""
@@ -256,6 +263,9 @@ class Speaker(SentenceQueue):
                 continue
             if item is None:
                 return
+            if item is _SILENCE:
+                self._abort_stream()
+                continue
             gen, index, speech, hold = item
             if hold is not None:
                 hold.decided.wait()  # released, discarded, or stop()/close()
@@ -290,6 +300,8 @@ class Speaker(SentenceQueue):
                 self._playing = None
             if finished:
                 self._emit(SpeakerEvent("sentence_finished", text, index))
+            else:
+                self._abort_stream()  # stopped mid-sentence: drop what the device still holds
         except Exception as exc:
             if gen == self._generation:  # an abort from stop() is not an error
                 log.warning("audio output failed: %s", exc)
@@ -297,6 +309,9 @@ class Speaker(SentenceQueue):
             self._close_stream()
         self._playing = None
         self._finish_one(gen)
+
+
+_SILENCE = object()  # playback queue item: abort the stream now (see stop())
 
 
 def _drain(q: queue.Queue) -> None:
