@@ -10,7 +10,7 @@ Workers block on queues and events (only the turn report polls, every 10 ms, on 
 short-lived thread). Every public method returns at once (safe from a GUI thread).
 
 Barge-in: `press()` (or, hands-free, sustained user speech over the echo) stops the Speaker
-(sound ends in a few ms; it says how far the sentence got) and sets the current turn's cancel
+(sound ends within ~25 ms; it says how far the sentence got) and sets the current turn's cancel
 flag (generation stops within one token). The conversation then keeps what the listener heard
 of the reply, closed with the end-of-turn tokens (`Responder.settle_heard`).
 
