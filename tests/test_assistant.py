@@ -13,7 +13,7 @@ from app.ears.wake import strip_wake_command
 from app.loop.assistant import Assistant, AssistantConfig
 from app.loop.events import State
 from tests.conftest import espeak, load16k
-from tests.support.assistant_rig import Recorder, make
+from tests.support.assistant_rig import Recorder, make, spoken_turn
 from tests.support.monitor import Monitor
 from tests.test_llm import whole_turns
 
@@ -69,13 +69,7 @@ def test_a_pause_mid_sentence_does_not_cut_the_question(
     gap = np.zeros(int(0.3 * 16000), np.float32)
     wav = speech_dir / "paused.wav"
     sf.write(wav, np.concatenate([voiced[0], gap, voiced[1], np.zeros(8000, np.float32)]), 16000)
-    rec = Recorder()
-    a = make(llm_model, whisper_model, rec, hands_free=True, max_tokens=8)
-    try:
-        virtual_audio.play_into_mic(wav).wait(30)
-        turn = rec.wait_for("turn", 90)
-    finally:
-        a.shutdown()
+    rec, a, turn = spoken_turn(virtual_audio, llm_model, whisper_model, wav, max_tokens=8)
     user = turn.data["user"].lower()
     assert "interesting" in user and "moon" in user, user
     assert len([e for e in rec.of("transcript") if not e.data["rejected"]]) == 1

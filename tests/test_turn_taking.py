@@ -13,7 +13,7 @@ import soundfile as sf
 from app.ears.vad import SegmentEvent
 from app.loop.turn_end import TurnEndConfig, end_silence_ms
 from tests.conftest import espeak, load16k
-from tests.support.assistant_rig import Recorder, make
+from tests.support.assistant_rig import Recorder, make, spoken_turn
 from tests.support.pulse import envelope, stop_recording
 from tests.test_llm import assert_consistent
 
@@ -40,14 +40,8 @@ def test_a_paused_utterance_is_one_turn(virtual_audio, llm_model, whisper_model,
     wav = paused_wav(
         "I was wondering if", "you could tell me a joke.", 0.7, speech_dir / "joke.wav", speech_dir
     )
-    rec = Recorder()
-    a = make(llm_model, whisper_model, rec, hands_free=True, max_tokens=8)
-    try:
-        virtual_audio.play_into_mic(wav).wait(30)
-        rec.wait_for("turn", 90)
-        time.sleep(1.5)  # a second turn would come from the tail
-    finally:
-        a.shutdown()
+    # 1.5 s more: a second turn would come from the tail
+    rec, a, _ = spoken_turn(virtual_audio, llm_model, whisper_model, wav, after_s=1.5, max_tokens=8)
     users = [e.data["text"] for e in rec.of("user")]
     assert len(users) == 1 and "could tell" in users[0].lower(), users
     assert a.tentative.counts["withdrawn"] >= 1  # the pause's turn was taken back when speech resumed
@@ -57,13 +51,7 @@ def test_a_complete_question_ends_on_a_short_silence(
     virtual_audio, llm_model, whisper_model, speech_dir
 ) -> None:
     wav = espeak("What is the weather like today?", speech_dir / "weather.wav", wpm=140)
-    rec = Recorder()
-    a = make(llm_model, whisper_model, rec, hands_free=True, max_tokens=8)
-    try:
-        virtual_audio.play_into_mic(wav).wait(30)
-        turn = rec.wait_for("turn", 90)
-    finally:
-        a.shutdown()
+    _, a, turn = spoken_turn(virtual_audio, llm_model, whisper_model, wav, max_tokens=8)
     d = turn.data
     assert d["end_of_turn"] >= 0.2 and d["end_silence_ms"] == TurnEndConfig().short_ms, d
     assert a.tentative.counts["confirmed"] == 1  # (pauses between words withdrew earlier ones)

@@ -56,8 +56,8 @@ def ask(gate: TurnGate | None, must: bool, stats: TurnStats) -> bool | None:
 
 
 class ConfirmAtPrompt:
-    """The simplest gate: `decision()` is asked once, right after the prompt (it may block).
-    Tentative turns without speculation (the remote brain, tests)."""
+    """The simplest gate: `decision()` is asked once, right after the prompt (it may block):
+    a tentative turn without speculation (the tests use it; the loop uses turn_gate.py)."""
 
     def __init__(self, decision) -> None:
         self._decision = decision

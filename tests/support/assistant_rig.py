@@ -59,3 +59,17 @@ def make(llm_model: Path, whisper_model: Path, rec: Recorder, **kw) -> Assistant
         assert time.monotonic() < deadline, "models did not load"
         time.sleep(0.05)
     return a
+
+
+def spoken_turn(audio, llm_model: Path, whisper_model: Path, wav: Path, after_s: float = 0.0, **kw):
+    """Hands-free: play `wav` into the virtual microphone of a fresh assistant, wait for its turn
+    (and `after_s` more); returns (recorder, the shut-down assistant, the turn event)."""
+    rec = Recorder()
+    a = make(llm_model, whisper_model, rec, hands_free=True, **kw)
+    try:
+        audio.play_into_mic(wav).wait(30)
+        turn = rec.wait_for("turn", 90)
+        time.sleep(after_s)
+    finally:
+        a.shutdown()
+    return rec, a, turn
