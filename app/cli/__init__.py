@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Sequence
 
-from app import __version__, logs
-from app.cli import chat, doctor, models_cmd, say, transcribe
+from app import __version__, frozen, logs
+from app.cli import chat, doctor, models_cmd, say, self_test, transcribe
 
-SUBCOMMANDS = [chat, transcribe, say, models_cmd, doctor]
+SUBCOMMANDS = [chat, transcribe, say, models_cmd, doctor, self_test]
+# Commands that run llama.cpp or whisper.cpp (None: the window). The others (models, doctor,
+# self-test, say) work on any CPU and report the problem themselves.
+RUN_MODELS = {None, "chat", "transcribe"}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,8 +37,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     # whisper and llama both use OpenMP; busy-waiting threads starve each other on small CPUs.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    frozen.prepare()
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command in RUN_MODELS and (problem := frozen.cpu_problem()):
+        print(f"talk-llama: {problem}", file=sys.stderr)
+        return 3
     logs.setup(args.verbose)
     if args.command is None:
         from app.gui.app import run_gui

@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from app import logs
+from app import frozen, logs
 from app.catalog import catalog
 from app.ears import speex_aec
 from app.pulse_watch import sound_server
@@ -86,14 +86,15 @@ def check_cpu() -> list[Check]:
     except (OSError, StopIteration):
         return [Check("cpu", True, "CPU flags unknown (no /proc/cpuinfo)", False)]
     have = [f for f in CPU_FLAGS if f in flags]
-    text = "flags: " + " ".join(have)
+    problem = frozen.cpu_problem()
+    text = (problem + "\n" if problem else "") + "flags: " + " ".join(have)
     try:
         import llama_cpp
 
         text += f"\nllama.cpp system info: {llama_cpp.llama_print_system_info().decode().strip()}"
     except Exception:  # already reported under libraries
         pass
-    return [Check("cpu", "avx2" in have, text, False)]
+    return [Check("cpu", problem is None, text)]
 
 
 def check_audio() -> list[Check]:

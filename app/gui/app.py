@@ -27,7 +27,7 @@ def run_gui(argv: list[str] | None = None, minimized: bool = False) -> int:
     app = QApplication.instance() or QApplication(argv or sys.argv[:1])
     log.info("Qt platform: %s", app.platformName())
     app.setApplicationName("talk-llama")
-    app.setDesktopFileName("talk-llama")
+    app.setDesktopFileName("io.github.talkllama.TalkLlama")
     window = MainWindow(AppSettings.load())
     if minimized:
         window.showMinimized()
