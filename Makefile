@@ -16,7 +16,7 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 WHEELS := $(HOME)/.cache/talk-llama/wheels/$(shell echo '$(LLAMA_VERSION) $(LLAMA_CMAKE_ARGS)' | sha1sum | cut -c1-12)
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: run test sysdeps sysdeps-test install models lint bench clean
+.PHONY: run test sysdeps sysdeps-test install models lint bench bundle clean
 
 run: sysdeps install models
 	$(BIN)/talk-llama
@@ -45,6 +45,12 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/python -m pip install -q --disable-pip-version-check --find-links $(WHEELS) -e '.[dev]'
 	@touch $@
 
+# A self-contained folder build for people without a compiler (PyInstaller; packaging/README.md):
+# dist/talk-llama-<version>-linux-x86_64.tar.gz. No models inside. tests/test_bundle.py builds
+# and tries one the way a user would.
+bundle: sysdeps install
+	packaging/build_bundle.sh dist
+
 models: install
 	@$(BIN)/talk-llama models fetch
 
@@ -59,4 +65,4 @@ bench: sysdeps-test install models
 	$(BIN)/python -m bench.report
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build dist *.egg-info

@@ -30,7 +30,7 @@ from app.catalog import catalog
 
 log = logging.getLogger(__name__)
 RATE = 16000
-PHRASE = "Hello, this is a test."
+PHRASE = "Good morning, how are you today?"
 # A vocabulary-only GGUF from llama.cpp's sources: the bundle carries one (packaging/README.md).
 VOCAB_FILE = "ggml-vocab-llama-spm.gguf"
 
@@ -49,6 +49,20 @@ def _default_model(kind: str, directory: Path) -> Path | None:
     except catalog.ModelError:
         return None
     return path
+
+
+def loaded_from(library: str) -> str:
+    """The folder this process loaded `library` (a file name prefix, e.g. "libllama") from, per
+    /proc/self/maps; "?" when it is not mapped (or not on Linux)."""
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return "?"
+    for line in maps.splitlines():
+        path = line.split(maxsplit=5)[-1] if line.count(" ") >= 5 else ""
+        if Path(path).name.startswith(library):
+            return str(Path(path).parent)
+    return "?"
 
 
 def check_cpu(_: Path) -> str:
@@ -92,14 +106,16 @@ def check_llama(directory: Path) -> str:
         with logs.NATIVE_LOAD:
             llm = llama_cpp.Llama(str(vocab), vocab_only=True, verbose=False)
         tokens = llm.tokenize(PHRASE.encode())
+        llm.close()
         if not tokens:
             raise RuntimeError("the vocabulary produced no tokens")
-        return f"{VOCAB_FILE}: {len(tokens)} tokens for {PHRASE!r}"
+        return f"{VOCAB_FILE}: {len(tokens)} tokens for {PHRASE!r}; from {loaded_from('libllama')}"
     with logs.NATIVE_LOAD:
         llm = llama_cpp.Llama(str(model), n_ctx=64, n_threads=1, verbose=False)
     out = llm.create_completion("The capital of France is", max_tokens=1, temperature=0.0)
+    llm.close()
     word = out["choices"][0]["text"]
-    return f"{model.name}: 'The capital of France is' → {word!r}"
+    return f"{model.name}: 'The capital of France is' → {word!r}; from {loaded_from('libllama')}"
 
 
 def _speech_16k() -> np.ndarray:
@@ -108,7 +124,7 @@ def _speech_16k() -> np.ndarray:
     from app.voice.synthesizer import Synthesizer
 
     synth = Synthesizer.get()
-    pcm = synth.synthesize(PHRASE)
+    pcm = synth.synthesize(PHRASE, rate=140)
     return soxr.resample(pcm, synth.sample_rate, RATE).astype(np.float32)
 
 
@@ -118,13 +134,16 @@ def check_whisper(directory: Path) -> str:
         import _pywhispercpp as pw
 
         info = pw.whisper_print_system_info()
-        return f"library loaded ({info[:60]}…); no model to run (`talk-llama models fetch`)"
+        return (
+            f"library loaded from {loaded_from('libwhisper')} ({info[:40]}…); "
+            "no model to run (`talk-llama models fetch`)"
+        )
     from app.ears.transcriber import SttConfig, Transcriber
 
     text = Transcriber(SttConfig(model_path=model, n_threads=1)).transcribe(_speech_16k()).text
-    if "test" not in text.lower():
+    if "morning" not in text.lower():
         raise RuntimeError(f"espeak's {PHRASE!r} was heard as {text!r}")
-    return f"{model.name}: espeak's {PHRASE!r} heard as {text!r}"
+    return f"{model.name}: espeak's {PHRASE!r} heard as {text!r}; from {loaded_from('libwhisper')}"
 
 
 def check_portaudio(_: Path) -> str:
@@ -133,7 +152,8 @@ def check_portaudio(_: Path) -> str:
     devices = sd.query_devices()
     ins = sum(d["max_input_channels"] > 0 for d in devices)
     outs = sum(d["max_output_channels"] > 0 for d in devices)
-    return f"{sd.get_portaudio_version()[1]}; {ins} input / {outs} output device(s)"
+    version = sd.get_portaudio_version()[1].split(",")[0]
+    return f"{version} from {loaded_from('libportaudio')}; {ins} input / {outs} output device(s)"
 
 
 def check_webrtcvad(_: Path) -> str:
@@ -173,7 +193,11 @@ def check_espeak(_: Path) -> str:
     pcm = synth.synthesize(PHRASE)
     if not len(pcm) or float(np.abs(pcm).max()) < 0.01:
         raise RuntimeError("synthesis produced no sound")
-    return f"{len(list_voices())} voices; {PHRASE!r} → {len(pcm) / synth.sample_rate:.2f} s of sound"
+    data = os.environ.get("ESPEAK_DATA_PATH", "the system's")
+    return (
+        f"{len(list_voices())} voices (data: {data}); {PHRASE!r} → "
+        f"{len(pcm) / synth.sample_rate:.2f} s of sound; from {loaded_from('libespeak-ng')}"
+    )
 
 
 def check_libpulse(_: Path) -> str:

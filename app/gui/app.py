@@ -6,10 +6,12 @@ import logging
 import os
 import sys
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from app.gui.display import choose_platform
 from app.gui.main_window import MainWindow
+from app.logs import since_start_ms
 from app.loop.settings import AppSettings
 
 log = logging.getLogger(__name__)
@@ -34,4 +36,6 @@ def run_gui(argv: list[str] | None = None, minimized: bool = False) -> int:
     else:
         window.show()  # the window appears at once; models load in the background
     window.start_assistant()
+    # the first turn of the event loop: the window has been mapped and painted
+    QTimer.singleShot(0, lambda: log.info("window shown %.0f ms after the process started", since_start_ms()))
     return app.exec()

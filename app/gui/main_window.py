@@ -36,6 +36,7 @@ from app.gui.widgets import (
     PttButton,
     StatusPill,
 )
+from app.logs import since_start_ms
 from app.loop.settings import AppSettings, assistant_config
 from app.paths import write_private
 
@@ -270,6 +271,7 @@ class MainWindow(QMainWindow):
         if "stats" in d:
             self.gauge.update_stats(d["stats"])
         if len(self._loaded) >= 2:
+            log.info("models loaded %.0f ms after the process started", since_start_ms())
             QTimer.singleShot(300, self.loading.hide)
 
     def _on_history(self, d: dict) -> None:

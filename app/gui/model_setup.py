@@ -87,6 +87,7 @@ class ModelSetup(QFrame):
     def need(self, kind: str, entry: catalog.ModelEntry) -> None:
         """Add the missing default of `kind` to what the panel offers, and show it."""
         self._missing[kind] = entry
+        log.info("model missing: %s (%s); offering to fetch it", entry.name, entry.file)
         if self.busy():
             return
         parts = [f"the {KIND_LABEL[k]} ({e.name})" for k, e in sorted(self._missing.items())]
