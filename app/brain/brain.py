@@ -16,6 +16,7 @@ Contract shared by both (one owner thread per brain; every call may block on the
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,8 +25,7 @@ from typing import Any, Protocol
 from app.brain import session
 from app.brain.conversation import Conversation
 from app.brain.persona import Persona
-from app.brain.records import LlmConfig, LoadResult, Message, RemoteConfig, TurnStats
-from app.brain.remote import BrainError, RemoteConversation
+from app.brain.records import BrainError, LlmConfig, LoadResult, Message, RemoteConfig, TurnStats
 from app.brain.user_turn import TurnGate
 
 __all__ = ["Brain", "BrainError", "load_session", "open_brain", "save_session"]
@@ -55,13 +55,21 @@ def open_brain(llm: LlmConfig, remote: RemoteConfig | None, persona: Persona) ->
     """The remote brain when `remote` is given, else the local model (blocks while it loads;
     raises ModelError / BrainError / ValueError with a message for people)."""
     if remote is not None:
+        from app.brain.remote import RemoteConversation  # the openai client: ~0.6 s to import
+
         return RemoteConversation(remote, persona)
     return Conversation(llm, persona)
 
 
+def _is_remote(brain: Brain) -> bool:
+    # app.brain.remote is imported only when a remote brain is opened: without it, none exists
+    remote = sys.modules.get("app.brain.remote")
+    return remote is not None and isinstance(brain, remote.RemoteConversation)
+
+
 def save_session(brain: Brain, directory: Path) -> None:
     """Write the brain's session to `directory` (atomic; its owner thread)."""
-    if isinstance(brain, RemoteConversation):
+    if _is_remote(brain):
         brain.save_session(directory)
     else:
         session.save(brain, directory)  # type: ignore[arg-type]
@@ -69,6 +77,6 @@ def save_session(brain: Brain, directory: Path) -> None:
 
 def load_session(brain: Brain, directory: Path) -> LoadResult:
     """Resume the session saved in `directory` (a fresh brain; its owner thread)."""
-    if isinstance(brain, RemoteConversation):
-        return brain.load_session(directory)
+    if _is_remote(brain):
+        return brain.load_session(directory)  # type: ignore[attr-defined]
     return session.load(brain, directory)  # type: ignore[arg-type]

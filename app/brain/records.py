@@ -10,6 +10,10 @@ from pathlib import Path
 from app.brain.sampling import SamplingConfig
 
 
+class BrainError(RuntimeError):
+    """The language model could not answer; the message says why and what to do."""
+
+
 @dataclass
 class LlmConfig:
     """Model and sampling settings (defaults follow talk-llama)."""

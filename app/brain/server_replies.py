@@ -13,11 +13,7 @@ from typing import Any
 
 import openai
 
-from app.brain.records import RemoteConfig
-
-
-class BrainError(RuntimeError):
-    """The language model could not answer; the message says why and what to do."""
+from app.brain.records import BrainError, RemoteConfig
 
 
 def explain(exc: Exception, url: str, model: str, config: RemoteConfig) -> BrainError:

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import webrtcvad
-from scipy.signal import butter, sosfilt
 
 RATE = 16000
 FRAME = 320  # 20 ms
@@ -43,8 +42,21 @@ class VadConfig:
     snr_db: float = 9.0  # a speech frame must be this far above the noise floor
 
 
+def _signal():
+    """scipy.signal, imported on first use: it takes ~0.9 s, which the window's start must not
+    wait for (the assistant's loading thread calls `prepare()`)."""
+    import scipy.signal
+
+    return scipy.signal
+
+
+def prepare() -> None:
+    """Import the filter library now (blocking; call from a worker thread at start-up)."""
+    _signal()
+
+
 def _highpass(cutoff: float):
-    return butter(2, cutoff, btype="highpass", fs=RATE, output="sos")
+    return _signal().butter(2, cutoff, btype="highpass", fs=RATE, output="sos")
 
 
 def frame_rms_db(frames: np.ndarray) -> np.ndarray:
@@ -62,14 +74,17 @@ class FrameClassifier:
     def __init__(self, config: VadConfig) -> None:
         self.config = config
         self._vad = webrtcvad.Vad(config.aggressiveness)
-        self._sos = _highpass(config.freq_thold) if config.freq_thold > 0 else None
-        self._zi = np.zeros((self._sos.shape[0], 2)) if self._sos is not None else None
+        self._sos: np.ndarray | None = None  # designed at the first frame (see `_signal`)
+        self._zi: np.ndarray | None = None
         self.noise_db: float | None = None  # set from the first frame
 
     def filter(self, frame: np.ndarray) -> np.ndarray:
-        if self._sos is None:
+        if self.config.freq_thold <= 0:
             return frame
-        out, self._zi = sosfilt(self._sos, frame, zi=self._zi)
+        if self._sos is None:
+            self._sos = _highpass(self.config.freq_thold)
+            self._zi = np.zeros((self._sos.shape[0], 2))
+        out, self._zi = _signal().sosfilt(self._sos, frame, zi=self._zi)
         return out
 
     def model(self, frame: np.ndarray) -> bool:
@@ -95,7 +110,7 @@ def talk_llama_vad(pcm: np.ndarray, last_ms: int, vad_thold: float, freq_thold: 
     if n_last >= len(pcm):
         return False
     if freq_thold > 0:
-        pcm = sosfilt(_highpass(freq_thold), pcm)
+        pcm = _signal().sosfilt(_highpass(freq_thold), pcm)
     energy_all = float(np.mean(np.abs(pcm)))
     energy_last = float(np.mean(np.abs(pcm[-n_last:])))
     return energy_last <= vad_thold * energy_all

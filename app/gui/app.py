@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Callable
 
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication, QWidget
 
 from app.gui.display import choose_platform
 from app.gui.main_window import MainWindow
@@ -33,9 +34,38 @@ def run_gui(argv: list[str] | None = None, minimized: bool = False) -> int:
     window = MainWindow(AppSettings.load())
     if minimized:
         window.showMinimized()
+        window.start_assistant()
     else:
-        window.show()  # the window appears at once; models load in the background
-    window.start_assistant()
-    # the first turn of the event loop: the window has been mapped and painted
-    QTimer.singleShot(0, lambda: log.info("window shown %.0f ms after the process started", since_start_ms()))
+        # Models load once the window has painted: the loading thread's Python work (imports,
+        # whisper's load) holds the GIL and would keep the first paint waiting ~1.5 s.
+        after_first_paint(window, window.start_assistant)
+        window.show()
     return app.exec()
+
+
+class _FirstPaint(QObject):
+    """Runs `then` once, after `widget`'s first paint (or after `fallback_ms`, should the
+    platform never paint it), and logs when the window was first shown."""
+
+    def __init__(self, widget: QWidget, then: Callable[[], None], fallback_ms: int = 1000) -> None:
+        super().__init__(widget)
+        self._then: Callable[[], None] | None = then
+        widget.installEventFilter(self)
+        QTimer.singleShot(fallback_ms, self._fire)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint and self._then is not None:
+            log.info("window shown %.0f ms after the process started", since_start_ms())
+            QTimer.singleShot(0, self._fire)  # after this paint reaches the screen
+        return False
+
+    def _fire(self) -> None:
+        then, self._then = self._then, None
+        if then is not None:
+            self.parent().removeEventFilter(self)
+            then()
+
+
+def after_first_paint(widget: QWidget, then: Callable[[], None]) -> None:
+    """Call `then` on the GUI thread right after `widget` first paints (see `_FirstPaint`)."""
+    _FirstPaint(widget, then)

@@ -42,6 +42,7 @@ import numpy as np
 from app.brain.brain import Brain, load_session, open_brain, save_session
 from app.brain.persona import Persona
 from app.brain.records import LlmConfig, RemoteConfig
+from app.ears import vad
 from app.ears.early_transcription import EarlyTranscription
 from app.ears.echo import EchoGuard
 from app.ears.microphone import Level, Microphone, MicrophoneError
@@ -127,6 +128,7 @@ class Assistant:
             if self._closed:
                 return
             self._set_state(State.LOADING)
+            vad.prepare()  # the filter library's import (~0.9 s) here, not on the caller's thread
             self._start_speaker()
             self._start_microphone()
             self.devices.start()
