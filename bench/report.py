@@ -136,7 +136,30 @@ def rows() -> list[tuple[str, str, str, str]]:
         out += remote_rows(r)
     if r := load("load"):
         out += load_rows(r)
+    for name in ("coldstart", "coldstart-cold"):
+        if r := load(name):
+            out += coldstart_rows(r)
     return out
+
+
+def coldstart_rows(r: dict) -> list[tuple[str, str, str, str]]:
+    cache = "page cache dropped before each start" if r["cold"] else "files in the page cache"
+    return [
+        (
+            "coldstart",
+            f"bundle vs venv (`make run`): process start → window shown, p50 of {r['runs']}, {cache}",
+            f"{r['bundle_shown_p50_ms']:.0f} vs {r['venv_shown_p50_ms']:.0f} ms "
+            f"({r['shown_ratio_bundle_vs_venv']}×)",
+            "reported",
+        ),
+        (
+            "coldstart",
+            f"bundle vs venv: process start → both models loaded, p50 of {r['runs']}, {cache}",
+            f"{r['bundle_loaded_p50_ms']:.0f} vs {r['venv_loaded_p50_ms']:.0f} ms "
+            f"({r['loaded_ratio_bundle_vs_venv']}×)",
+            "reported",
+        ),
+    ]
 
 
 def longchat_rows(r: dict) -> list[tuple[str, str, str, str]]:
