@@ -96,6 +96,7 @@ def test_self_test_uses_only_the_bundle(built: B.Bundle, home: Path) -> None:
     r = B.run(built, ["self-test"], home)
     assert r.returncode == 0, r.stdout + r.stderr
     assert re.search(r"^ok +llama +ggml-vocab-llama-spm\.gguf: \d+ tokens", r.stdout, re.M), r.stdout
+    assert not r.stderr.strip(), r.stderr
     # with the models: a real token, a real transcription; every library from the bundle
     r = B.run(built, ["self-test"], home, TALK_LLAMA_MODELS=str(MODELS))
     assert r.returncode == 0, r.stdout + r.stderr
@@ -117,6 +118,8 @@ def test_self_test_uses_only_the_bundle(built: B.Bundle, home: Path) -> None:
         assert f"from {inside}" in lines[name], lines[name]
     assert "morning" in lines["whisper"].lower()
     assert f"(data: {inside})" in lines["espeak"]
+    # started with no LD_LIBRARY_PATH (env -i), so the children get none either
+    assert "LD_LIBRARY_PATH=(unset)" in lines["children"]
     assert not r.stderr.strip(), r.stderr  # a clean terminal: native chatter goes to the log
 
 

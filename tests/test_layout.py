@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "app"
 FRONT_ENDS = {"gui", "cli"}
-FOUNDATION = {"sound_devices", "pulse_watch", "paths", "logs", "cpu"}
+FOUNDATION = {"sound_devices", "pulse_watch", "paths", "logs", "cpu", "frozen"}
 LAYER = {"gui": 4, "cli": 4, "loop": 3, "ears": 2, "brain": 2, "voice": 2, "catalog": 1}
 LAYER |= dict.fromkeys(FOUNDATION, 0)
 QT = ("PySide6", "shiboken6")

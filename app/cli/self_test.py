@@ -8,7 +8,8 @@ Parts: the CPU's instruction set, Qt's platform plugin (the display's, or `offsc
 one) with font rendering, llama.cpp (a vocabulary-only GGUF is enough: the default model is used
 when present, for one generated token), whisper.cpp (the default model transcribing espeak's
 speech when present, else the library's system info), PortAudio, webrtcvad, soxr, libsndfile,
-and espeak-ng synthesizing to memory. libpulse belongs to the host; it is reported, not required.
+espeak-ng synthesizing to memory, and the library path child processes get. libpulse belongs to
+the host; it is reported, not required.
 
 Blocking; a few seconds. Imports its libraries inside each check so one failure names itself.
 """
@@ -16,6 +17,7 @@ Blocking; a few seconds. Imports its libraries inside each check so one failure 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import logging
 import os
@@ -103,10 +105,13 @@ def check_llama(directory: Path) -> str:
         if not frozen.is_bundle() or not vocab.is_file():
             info = llama_cpp.llama_print_system_info().decode().strip()
             return f"library loaded ({info[:60]}…); no model to run (`talk-llama models fetch`)"
-        with logs.NATIVE_LOAD:
+        # A vocabulary has no training context, so llama.cpp warns that any context exceeds it,
+        # through llama-cpp-python's log callback (Python's sys.stderr): into the log instead.
+        with logs.NATIVE_LOAD, contextlib.redirect_stderr(io.StringIO()) as chatter:
             llm = llama_cpp.Llama(str(vocab), vocab_only=True, verbose=False)
-        tokens = llm.tokenize(PHRASE.encode())
-        llm.close()
+            tokens = llm.tokenize(PHRASE.encode())
+            llm.close()
+        log.info("llama.cpp on the vocabulary: %s", chatter.getvalue().strip())
         if not tokens:
             raise RuntimeError("the vocabulary produced no tokens")
         return f"{VOCAB_FILE}: {len(tokens)} tokens for {PHRASE!r}; from {loaded_from('libllama')}"
@@ -200,6 +205,19 @@ def check_espeak(_: Path) -> str:
     )
 
 
+def check_children(_: Path) -> str:
+    """A child process (the `-s` speak command, a browser) sees the user's library path, not the
+    bundle's (app.frozen.prepare)."""
+    import subprocess
+
+    seen = subprocess.run(
+        ["/bin/sh", "-c", 'printf %s "${LD_LIBRARY_PATH-}"'], capture_output=True, text=True, timeout=10
+    ).stdout
+    if frozen.is_bundle() and str(frozen.bundle_dir()) in seen:
+        raise RuntimeError(f"child processes get the bundle's LD_LIBRARY_PATH ({seen})")
+    return f"child processes get LD_LIBRARY_PATH={seen or '(unset)'}"
+
+
 def check_libpulse(_: Path) -> str:
     from app.pulse_watch import sound_server
 
@@ -218,6 +236,7 @@ CHECKS: list[tuple[str, Callable[[Path], str], bool]] = [
     ("soxr", check_soxr, True),
     ("sndfile", check_sndfile, True),
     ("espeak", check_espeak, True),
+    ("children", check_children, True),
     ("libpulse", check_libpulse, False),
 ]
 
