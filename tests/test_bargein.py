@@ -127,3 +127,29 @@ def test_guard_passes_the_microphone_untouched_when_nothing_plays() -> None:
     block = np.full(640, 0.2, dtype=np.float32)
     verdict = guard.mic_block(block)
     assert verdict.audio is block and not verdict.barge and not guard.gated
+
+
+def test_a_canceller_reset_does_not_turn_the_echo_into_the_user(tmp_path) -> None:
+    """speexdsp resets its filter by itself when it diverges (seen in CI: the assistant's own
+    voice then became a turn). Forced here through the library's own reset call, mid-reply: the
+    guard notices and judges the echo that now passes whole as echo, not as a voice. Drives the
+    guard's per-frame step directly (a narrow unit test; the whole path is in test_assistant)."""
+    far = load16k(espeak(" ".join(STORY), tmp_path / "story.wav", wpm=170)) * 0.5
+    delay = 480  # 30 ms, as the loopback in test_assistant
+    mic = np.zeros_like(far)
+    mic[delay:] = 0.5 * far[:-delay]
+    guard = EchoGuard()
+    window = int(guard.config.echo_window_s * 16000)
+    padded = np.concatenate([np.zeros(window, np.float32), far])
+
+    def frames(start: int, end: int) -> list[bool]:
+        return [
+            guard._frame(mic[i : i + 320], padded[i : i + window + 320])[1] for i in range(start, end, 320)
+        ]
+
+    learned = frames(0, 16000 * 5)
+    assert guard.residual_db < -10 and not any(learned[100:])
+    speex_aec._lib().speex_echo_state_reset(guard._aec._echo)  # what speexdsp does on divergence
+    after = frames(16000 * 5, 16000 * 7)
+    assert guard.canceller_resets == 1
+    assert sum(after) < guard.config.barge_frames, f"{sum(after)} echo frames judged the user's voice"

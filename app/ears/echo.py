@@ -19,7 +19,9 @@ the speaker writes) and works in three steps on each 20 ms microphone frame duri
    its hangover, so the user's voice cannot teach the guard to ignore it; and a twice-a-second
    cross-correlation of microphone and reference measures the echo's level and caps the floor
    (`_path_check`), which also covers the canceller's first seconds and a headset (no path). A
-   digitally silent microphone leaves nothing to explain, so any voice counts.
+   digitally silent microphone leaves nothing to explain, so any voice counts. When speexdsp
+   resets itself (it does when its filter diverges) the floor starts again from 0 dB
+   (`_watch_canceller`): until it re-learns, the echo passes whole.
 3. **Decide over a window.** A barge-in is `barge_frames` voice frames among the last
    `window_frames` (a short pause or one quieter frame does not reset it). The cleaned audio
    from just before that run is then passed on (`Verdict.audio`), so the question that
@@ -160,6 +162,8 @@ class EchoGuard:
         self.noise_db: float | None = None  # the microphone's noise (dB), from its first block
         self._levels: deque[float] = deque(maxlen=150)
         self.residual_db = 0.0  # echo left after cancellation, relative to the far end's peak
+        self._filter_peak = 0.0  # the largest echo-path energy the canceller has learned
+        self.canceller_resets = 0  # how often speexdsp reset itself (see _watch_canceller)
         self._couplings: deque[float] = deque(maxlen=6)  # the last 3 s of path measurements
         self.echo_path: float | None = None  # last echo-path check (see _path_check)
         self._path_mic: list[np.ndarray] = []
@@ -244,6 +248,7 @@ class EchoGuard:
         """One 20 ms frame during playback: (cleaned audio, is it the user's voice?)."""
         c = self.config
         cleaned = self._aec.process(mic, far_window[-FRAME:]) if self._aec is not None else mic
+        self._watch_canceller()
         mic_db, level = _db(mic), _db(cleaned)
         if self.noise_db is None:
             self._learn_noise(mic_db)
@@ -267,6 +272,21 @@ class EchoGuard:
         self._path_check(mic, far_window[-FRAME:], far_active)
         # With no echo path the microphone itself is passed on (the filter could only add noise).
         return (mic if self._no_echo_path else cleaned), voice
+
+    def _watch_canceller(self) -> None:
+        """speexdsp resets its filter when it diverges: the echo then passes whole until it has
+        learned the path again, while the residual floor still says "little echo is left", and
+        the assistant's own voice would count as the user's. On a reset (the learned echo path's
+        energy falls to a thousandth of its peak) the floor goes back to the pessimistic start."""
+        if self._aec is None:
+            return
+        energy = self._aec.filter_energy()
+        if self._filter_peak > 0 and energy < 1e-3 * self._filter_peak:
+            log.info("echo canceller reset itself; assuming the worst echo until it re-learns")
+            self.residual_db = 0.0
+            self._filter_peak = energy
+            self.canceller_resets += 1
+        self._filter_peak = max(self._filter_peak, energy)
 
     @property
     def _no_echo_path(self) -> bool:

@@ -23,6 +23,8 @@ import functools
 import numpy as np
 
 ECHO_SET_SAMPLING_RATE = 24
+ECHO_GET_IMPULSE_RESPONSE_SIZE = 27
+ECHO_GET_IMPULSE_RESPONSE = 29
 
 
 @functools.cache
@@ -37,6 +39,7 @@ def _lib() -> ctypes.CDLL | str:
     lib.speex_echo_state_init.restype = vp
     lib.speex_echo_state_init.argtypes = [ctypes.c_int, ctypes.c_int]
     lib.speex_echo_state_destroy.argtypes = [vp]
+    lib.speex_echo_state_reset.argtypes = [vp]
     lib.speex_echo_ctl.argtypes = [vp, ctypes.c_int, vp]
     lib.speex_echo_cancellation.argtypes = [vp, i16p, i16p, i16p]
     return lib
@@ -68,6 +71,9 @@ class SpeexEchoCanceller:
         lib.speex_echo_ctl(self._echo, ECHO_SET_SAMPLING_RATE, ctypes.byref(rate_value))
         self._out = np.zeros(frame, dtype=np.int16)
         self._i16p = ctypes.POINTER(ctypes.c_int16)
+        size = ctypes.c_int32(0)
+        lib.speex_echo_ctl(self._echo, ECHO_GET_IMPULSE_RESPONSE_SIZE, ctypes.byref(size))
+        self._impulse = np.zeros(size.value, dtype=np.int32)
 
     def _ptr(self, a: np.ndarray):
         return a.ctypes.data_as(self._i16p)
@@ -77,6 +83,14 @@ class SpeexEchoCanceller:
         rec, play = _int16(mic), _int16(far)
         self._lib.speex_echo_cancellation(self._echo, self._ptr(rec), self._ptr(play), self._ptr(self._out))
         return self._out.astype(np.float32) / 32768.0
+
+    def filter_energy(self) -> float:
+        """The energy of the echo path the canceller has learned (0 right after a reset: speexdsp
+        resets itself when it diverges, "acting funny", and says so only on stderr)."""
+        self._lib.speex_echo_ctl(
+            self._echo, ECHO_GET_IMPULSE_RESPONSE, self._impulse.ctypes.data_as(ctypes.c_void_p)
+        )
+        return float(np.dot(self._impulse.astype(np.float64), self._impulse.astype(np.float64)))
 
     def close(self) -> None:
         if self._echo:
