@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
+from pathlib import Path
 
 from app.brain.records import Message
+from app.paths import write_private
 
 
 def speaker_name(role: str, name: str, person: str, bot: str) -> str:
@@ -47,3 +49,14 @@ def to_json(messages: Sequence[Message], person: str, bot: str) -> str:
         ensure_ascii=False,
         indent=1,
     )
+
+
+def export(messages: Sequence[Message], person: str, bot: str, path: Path, fmt: str) -> str | None:
+    """Write the conversation to `path` as Markdown (`fmt` "md") or JSON, privately (0600,
+    atomic). None on success, else why it could not be written."""
+    text = to_markdown(messages, person, bot) if fmt == "md" else to_json(messages, person, bot)
+    try:
+        write_private(path, text)
+    except OSError as exc:
+        return str(exc)
+    return None

@@ -21,7 +21,8 @@ for the block in flight (at most ~1.5 blocks, never on a dead device).
 
 `silenced` (set from any thread) makes the stream deliver silence instead of what the device
 hears: the sound server moved the recording to something that is not a microphone (see
-loop.devices). Positions keep advancing, so an utterance in progress simply falls silent.
+loop.devices). `muted` does the same for the user's Mute (a separate flag: neither reason may
+undo the other). Positions keep advancing, so an utterance in progress simply falls silent.
 """
 
 from __future__ import annotations
@@ -117,6 +118,7 @@ class Microphone:
         self.on_error = on_error
         self.levels_enabled = True
         self.silenced = False  # deliver zeros: the device now is not a microphone (loop.devices)
+        self.muted = False  # deliver zeros: the user muted the microphone (same effect, own reason)
         self.block_s = block_s  # callback period: 20 ms for VAD; push-to-talk can take 40 (half the wake-ups)
         self._level_every = int(level_every_s * RATE)
         self._level_due = 0  # position of the next level report
@@ -196,7 +198,7 @@ class Microphone:
         if status and status.input_overflow:
             self.overflows += 1
         mono = indata[:, 0]
-        if self.silenced:
+        if self.silenced or self.muted:
             mono = np.zeros_like(mono)
         try:
             block = self._resampler.resample_chunk(mono) if self._resampler else mono.copy()

@@ -28,6 +28,7 @@ class AssistantBridge(QObject):
         self.assistant: Assistant | None = None
         self._lock = threading.Lock()
         self._levels = True
+        self._muted = False
 
     def _forward(self, ev: Event) -> None:
         self.event.emit(ev.kind, ev.data)
@@ -37,6 +38,7 @@ class AssistantBridge(QObject):
         old = self.assistant
         self.assistant = Assistant(config, self._forward)
         self.assistant.set_level_updates(self._levels)
+        self.assistant.set_muted(self._muted)
         new = self.assistant
 
         def work() -> None:
@@ -67,6 +69,12 @@ class AssistantBridge(QObject):
     def new_conversation(self) -> None:
         if self.assistant:
             self.assistant.new_conversation()
+
+    def set_muted(self, muted: bool) -> None:
+        """Mute the microphone (kept across restarts)."""
+        self._muted = muted
+        if self.assistant:
+            self.assistant.set_muted(muted)
 
     def set_level_updates(self, enabled: bool) -> None:
         """Microphone levels only while the window can show them (kept across restarts)."""

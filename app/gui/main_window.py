@@ -6,7 +6,7 @@ import logging
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QEvent, QStandardPaths, Qt, QTimer
-from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -23,13 +23,16 @@ from app.brain import history
 from app.catalog.catalog import FETCH_HINT
 from app.gui.banners import BannerArea
 from app.gui.bridge import AssistantBridge
+from app.gui.chat_feed import ChatFeed
 from app.gui.hotkey import GlobalHotkey
 from app.gui.keys import WindowKeys
+from app.gui.menus import MenuActions, build_menus
 from app.gui.model_setup import ModelSetup, missing_default
+from app.gui.theme import theme
+from app.gui.tray import TrayActions, TrayIcon
 from app.gui.widgets import (
     HANDS_FREE_HINT,
     PTT_HINT,
-    ChatMessage,
     ChatView,
     ContextGauge,
     LevelMeter,
@@ -38,7 +41,6 @@ from app.gui.widgets import (
 )
 from app.logs import since_start_ms
 from app.loop.settings import AppSettings, assistant_config
-from app.paths import write_private
 
 log = logging.getLogger(__name__)
 FOCUS_STYLE = (
@@ -62,11 +64,12 @@ class MainWindow(QMainWindow):
         self.bridge = bridge or AssistantBridge(self)
         self.setWindowTitle("talk-llama")
         self.resize(760, 640)
-        self._reply: ChatMessage | None = None
-        self._queued: dict[int, str] = {}
         self._loaded: set[str] = set()
         self._llm_failed = False  # the language model could not load: typed text stays put
         self._build()
+        self.theme = theme()
+        self.theme.apply(settings.theme)
+        self._quitting = False  # Quit, not a close that may hide to the tray
         self.bridge.event.connect(self.on_event)
         self.hotkey = GlobalHotkey(self.bridge.press, self.bridge.release)
         if settings.window_geometry:
@@ -96,6 +99,8 @@ class MainWindow(QMainWindow):
         self.loading.setAccessibleName("Model loading progress")
         root.addWidget(self.loading)
         self.chat = ChatView(s.person, s.bot)
+        self.feed = ChatFeed(self.chat)
+        self.feed.person, self.feed.bot = s.person, s.bot
         root.addWidget(self.chat, 1)
 
         status = QHBoxLayout()
@@ -134,22 +139,27 @@ class MainWindow(QMainWindow):
         for a, b in ((self.chat, self.input), (self.input, self.send_btn), (self.send_btn, self.ptt)):
             self.setTabOrder(a, b)
         self.setTabOrder(self.ptt, self.stop_btn)
-        self._build_menu()
-
-    def _build_menu(self) -> None:
-        m = self.menuBar().addMenu("&Conversation")
-        for text, slot, key in (
-            ("&New conversation", self.new_conversation, QKeySequence.StandardKey.New),
-            ("Export as &Markdown…", lambda: self.export("md"), None),
-            ("Export as &JSON…", lambda: self.export("json"), None),
-            ("&Settings…", self.open_settings, QKeySequence.StandardKey.Preferences),
-            ("&Quit", self.close, QKeySequence.StandardKey.Quit),
-        ):
-            act = QAction(text, self)
-            if key is not None:
-                act.setShortcut(key)
-            act.triggered.connect(slot)
-            m.addAction(act)
+        self.menu_actions = build_menus(
+            self,
+            MenuActions(
+                self.new_conversation,
+                lambda: self.export("md"),
+                lambda: self.export("json"),
+                self.open_settings,
+                self.set_muted,
+                self.set_theme,
+                self.quit,
+            ),
+            s.theme,
+        )
+        self.tray = TrayIcon(
+            TrayActions(
+                self.bridge.press, self.bridge.release, self.set_muted, self.toggle_visible, self.quit
+            ),
+            self,
+        )
+        if TrayIcon.available():
+            self.tray.show()
 
     # ----- actions -----------------------------------------------------------------------------
     def start_assistant(self) -> None:
@@ -165,6 +175,32 @@ class MainWindow(QMainWindow):
             ok, message = self.hotkey.start(self.settings.ptt_key)
             if not ok:
                 self.banners.show_message("hotkey", message, kind="info")
+
+    def set_muted(self, muted: bool) -> None:
+        """Mute or unmute the microphone (menu, tray); every control shows it."""
+        self.bridge.set_muted(muted)
+        self.menu_actions["mute"].setChecked(muted)
+        self.tray.set_muted(muted)
+        self.ptt.set_muted(muted)
+
+    def set_theme(self, choice: str) -> None:
+        self.settings.theme = choice
+        self.settings.save()
+        self.theme.apply(choice)
+        self.menu_actions[f"theme_{self.theme.choice}"].setChecked(True)
+
+    def toggle_visible(self) -> None:
+        """Show the window (raised) or hide it to the tray."""
+        if self.isVisible() and not self.isMinimized():
+            self.hide()
+        else:
+            self.showNormal()
+            self.raise_()
+            self.activateWindow()
+
+    def quit(self) -> None:
+        self._quitting = True
+        self.close()
 
     def apply_mode(self) -> None:
         """Show how the assistant listens (push-to-talk or hands-free) and with which key."""
@@ -202,9 +238,7 @@ class MainWindow(QMainWindow):
             if ask.exec() != QMessageBox.StandardButton.Yes:
                 return
         self.bridge.new_conversation()
-        self.chat.messages.clear()
-        self._reply = None
-        self.chat.render()
+        self.feed.clear()
 
     def export(self, fmt: str) -> None:
         folder = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
@@ -216,19 +250,11 @@ class MainWindow(QMainWindow):
             self.export_to(Path(path), fmt)
 
     def export_to(self, path: Path, fmt: str) -> None:
-        msgs = self.bridge.history()
-        s = self.settings
-        text = (
-            history.to_markdown(msgs, s.person, s.bot)
-            if fmt == "md"
-            else history.to_json(msgs, s.person, s.bot)
-        )
-        try:
-            write_private(path, text)
-        except OSError as exc:
-            self.banners.show_message("export", f"Could not save the conversation to {path}: {exc}")
-            return
-        self.banners.show_message("export", f"Conversation saved to {path}", kind="info")
+        problem = history.export(self.bridge.history(), self.settings.person, self.settings.bot, path, fmt)
+        if problem:
+            self.banners.show_message("export", f"Could not save the conversation to {path}: {problem}")
+        else:
+            self.banners.show_message("export", f"Conversation saved to {path}", kind="info")
 
     def open_settings(self) -> None:
         from app.gui.settings_dialog import SettingsDialog
@@ -244,22 +270,28 @@ class MainWindow(QMainWindow):
         self.settings = new
         new.save()
         self.chat.person, self.chat.bot = new.person, new.bot
+        self.feed.person, self.feed.bot = new.person, new.bot
+        self.theme.apply(new.theme)
+        self.menu_actions[f"theme_{self.theme.choice}"].setChecked(True)
         self.apply_mode()
         if reload:
             self.start_assistant()
 
     # ----- events from the core ----------------------------------------------------------------
     def on_event(self, kind: str, data: dict) -> None:
-        handler = getattr(self, f"_on_{kind}", None)
+        drawn = self.feed.handle(kind, data)  # the conversation itself
+        handler = getattr(self, f"_on_{kind}", None)  # everything around it
         if handler:
             handler(data)
+        elif not drawn:
+            log.debug("event %s not shown", kind)
 
     def _on_state(self, d: dict) -> None:
         state = d["state"].value
         self.pill.set_state(state)
-        if state not in ("speaking", "thinking") and self._reply is not None and self._reply.spoken:
-            self._reply.spoken = ""  # the highlight ends with the speech
-            self.chat.schedule()
+        self.tray.set_state(state)
+        if state not in ("speaking", "thinking"):
+            self.feed.speech_ended()
 
     def _on_level(self, d: dict) -> None:
         self.meter.set_rms(d["rms"])
@@ -274,51 +306,9 @@ class MainWindow(QMainWindow):
             log.info("models loaded %.0f ms after the process started", since_start_ms())
             QTimer.singleShot(300, self.loading.hide)
 
-    def _on_history(self, d: dict) -> None:
-        self.chat.messages = [
-            ChatMessage(m.role, m.text, m.interrupted, latency=m.details, name=m.name, unspoken=m.unspoken)
-            for m in d["messages"]
-        ]
-        self.chat.render()
-
-    def _on_user(self, d: dict) -> None:
-        self.chat.add("user", d["text"], name=self.settings.person)
-        self._reply = self.chat.add("assistant", "", name=self.settings.bot)
-        self._queued.clear()
-
-    def _on_token(self, d: dict) -> None:
-        if self._reply is not None:
-            self._reply.text = (self._reply.text + d["text"]).lstrip()
-            self.chat.schedule()
-
-    def _on_sentence(self, d: dict) -> None:
-        if self._reply is None:
-            return
-        if d["event"] == "queued":
-            self._queued[d["index"]] = d["text"]
-        elif d["event"] == "sentence_started":
-            self._reply.spoken = self._queued.get(d["index"], "")
-            self.chat.schedule()
-        elif d["event"] in ("sentence_finished", "sentence_cut", "queue_empty"):
-            self._reply.spoken = ""
-            self.chat.schedule()
-
-    def _on_heard(self, d: dict) -> None:
-        """A barge-in cut the reply: it is remembered as far as it was heard."""
-        msg = self._reply or next((m for m in reversed(self.chat.messages) if m.role == "assistant"), None)
-        if msg is not None:
-            msg.text, msg.unspoken, msg.interrupted, msg.spoken = d["text"], d["unspoken"], True, ""
-            self.chat.schedule()
-
     def _on_turn(self, d: dict) -> None:
         if d.get("gen_tokens"):
             self.banners.clear("brain")
-        if self._reply is not None:
-            if not self._reply.unspoken:  # a cut reply keeps the heard/unspoken split
-                self._reply.text = d["reply"] or self._reply.text
-            self._reply.interrupted = self._reply.interrupted or d["interrupted"]
-            self._reply.latency = d
-            self.chat.schedule()
         self.gauge.update_stats(d)
 
     def _on_reset(self, d: dict) -> None:
@@ -384,10 +374,12 @@ class MainWindow(QMainWindow):
         super().changeEvent(event)
 
     def showEvent(self, event) -> None:
+        self.tray.set_window_visible(True)
         self._want_levels()
         super().showEvent(event)
 
     def hideEvent(self, event) -> None:
+        self.tray.set_window_visible(False)
         self._want_levels()
         super().hideEvent(event)
 
@@ -396,6 +388,11 @@ class MainWindow(QMainWindow):
 
     # ----- closing -----------------------------------------------------------------------------
     def closeEvent(self, event) -> None:
+        if self.settings.close_to_tray and self.tray.isVisible() and not self._quitting:
+            self.hide()  # keeps running in the tray; the tray's Quit ends it
+            event.ignore()
+            return
+        self.tray.hide()
         self.settings.window_geometry = bytes(self.saveGeometry().toBase64()).decode()
         self.settings.save()
         self.hotkey.stop()

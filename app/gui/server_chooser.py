@@ -23,6 +23,7 @@ class ServerChooser(QWidget):
             "speech stays on this computer. An API key, if needed, is read from TALK_LLAMA_API_KEY."
         )
         self.model = QLineEdit(model)
+        self.model.setAccessibleName("Server model")  # its row's label names this whole row
         self.model.setPlaceholderText("its model (empty: the server's first)")
         test = QPushButton("Test connection")
         test.clicked.connect(self.test)

@@ -29,7 +29,9 @@ from PySide6.QtWidgets import (
 from app.brain.persona import default_prompt
 from app.brain.sampling import SamplingConfig
 from app.catalog import catalog
+from app.gui import theme
 from app.gui.server_chooser import ServerChooser
+from app.gui.tray import TrayIcon
 from app.loop.settings import AppSettings, sampling_config
 
 
@@ -56,10 +58,12 @@ class SettingsDialog(QDialog):
         self.setMinimumWidth(560)
         self.s = dataclasses.replace(settings)
         tabs = QTabWidget()
+        tabs.setAccessibleName("Settings sections")
         tabs.addTab(self._models_tab(), "Models")
         tabs.addTab(self._audio_tab(), "Audio")
         tabs.addTab(self._persona_tab(), "Persona")
         tabs.addTab(self._voice_tab(), "Voice")
+        tabs.addTab(self._window_tab(), "Window")
         tabs.addTab(self._advanced_tab(), "Advanced")
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
@@ -98,6 +102,7 @@ class SettingsDialog(QDialog):
         """A model chooser: the built-in default and the catalog's models that are present (named,
         with their size), a typed path or Browse…; missing models are listed only as a hint."""
         combo = QComboBox()
+        combo.setAccessibleName("Language model file" if kind == "llm" else "Speech model file")
         combo.setEditable(True)
         combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         default = catalog.default_entry(kind)
@@ -276,6 +281,23 @@ class SettingsDialog(QDialog):
         ("seed", "Seed", 0, 2**31 - 1, 1, "Random seed of the sampler"),
     )
 
+    def _window_tab(self) -> QWidget:
+        w = QWidget()
+        f = QFormLayout(w)
+        self.theme = QComboBox()
+        self.theme.setAccessibleName("Appearance")
+        for choice in theme.CHOICES:
+            self.theme.addItem(theme.LABELS[choice], choice)
+        self.theme.setCurrentIndex(max(0, self.theme.findData(self.s.theme)))
+        f.addRow("Appearance", self.theme)
+        self.close_to_tray = QCheckBox("Closing the window keeps talk-llama in the system tray")
+        self.close_to_tray.setChecked(self.s.close_to_tray)
+        if not TrayIcon.available():
+            self.close_to_tray.setEnabled(False)
+            self.close_to_tray.setToolTip("This desktop shows no system tray: closing the window quits.")
+        f.addRow("", self.close_to_tray)
+        return w
+
     def _advanced_tab(self) -> QWidget:
         """Sampling: how the assistant picks its words (README: Long conversations)."""
         w = QWidget()
@@ -352,6 +374,8 @@ class SettingsDialog(QDialog):
             voice=self.voice.currentData() or "",
             rate=self.rate.value(),
             sampling=self._sampling_overrides(),
+            theme=self.theme.currentData(),
+            close_to_tray=self.close_to_tray.isChecked(),
         )
 
 

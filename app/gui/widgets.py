@@ -7,7 +7,7 @@ import html
 import math
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QRectF, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, QRectF, QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QColor, QPainter, QPalette
 from PySide6.QtWidgets import (
     QFrame,
@@ -38,7 +38,7 @@ class LevelMeter(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.level = 0.0
-        self.setMinimumSize(120, 14)
+        self.setMinimumSize(40, 14)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setAccessibleName("Microphone level")
 
@@ -90,8 +90,9 @@ class ContextGauge(QProgressBar):
         super().__init__(parent)
         self.setAccessibleName("Conversation memory")
         self.setTextVisible(True)
-        self.setMinimumWidth(260)
+        self.setMinimumWidth(120)  # a narrow window gets the short wording (resizeEvent)
         self.setMaximumWidth(330)
+        self._long = self._short = ""
         self.setStyleSheet(
             "QProgressBar { border: 1px solid palette(mid); border-radius: 4px; text-align: center;"
             " background: palette(base); color: palette(text); }"
@@ -107,11 +108,12 @@ class ContextGauge(QProgressBar):
         self.setRange(0, n_ctx)
         self.setValue(min(n_past, n_ctx))
         if "n_ctx" not in stats:
-            self.setFormat("Memory: no model loaded")
+            self._set_words("Memory: no model loaded", "No model")
             self.setToolTip("No language model is loaded.")
             return
         where = "Server memory" if stats.get("server") else "Memory"
-        self.setFormat(f"{where} {round(100 * n_past / n_ctx)}% · older turns set aside: {dropped}")
+        full = f"{where} {round(100 * n_past / n_ctx)}%"
+        self._set_words(f"{full} · older turns set aside: {dropped}", full)
         cached = stats.get("cached_tokens")
         if stats.get("server"):
             cache = (
@@ -132,6 +134,27 @@ class ContextGauge(QProgressBar):
             f"prompt ({stats.get('n_keep', 0)} tokens) always stays. When it is full, the oldest whole\n"
             "exchanges are set aside so the conversation goes on (a KV-cache shift).\n"
             f"So far: {dropped} exchanges set aside, {discarded} tokens, in {shifts} shifts."
+        )
+
+    def _set_words(self, long: str, short: str) -> None:
+        self._long, self._short = long, short
+        self.updateGeometry()
+        self._fit()
+
+    def _fit(self) -> None:
+        """The long wording when it fits, else the short one (a narrow window)."""
+        fits = self.fontMetrics().horizontalAdvance(self._long) + 16 <= self.width()
+        self.setFormat(self._long if fits else self._short)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def sizeHint(self) -> QSize:
+        """Wide enough for the long wording (the layout shrinks it only when space runs out)."""
+        hint = super().sizeHint()
+        return QSize(
+            min(self.maximumWidth(), self.fontMetrics().horizontalAdvance(self._long) + 24), hint.height()
         )
 
 
@@ -171,14 +194,24 @@ class PttButton(QPushButton):
         super().__init__(parent)
         self.setMinimumHeight(56)
         self.setAccessibleName("Push to talk")
+        self.muted = False
         self.set_mode(key_name, hands_free)
         self.setStyleSheet(
             "QPushButton { font-size: 16px; font-weight: 600; }"
             " QPushButton:pressed { background: #2e9d4f; color: white; }"
         )
 
+    def set_muted(self, muted: bool) -> None:
+        """The microphone is muted: the button says so (and how to undo it) instead."""
+        self.muted = muted
+        self.set_mode(self._key, self._hands_free)
+
     def set_mode(self, key_name: str, hands_free: bool) -> None:
-        if hands_free:
+        self._key, self._hands_free = key_name, hands_free
+        if self.muted:
+            self.setText("Microphone muted  ·  Ctrl+M to unmute")
+            self.setToolTip("The microphone is muted: nothing is heard until you unmute it.")
+        elif hands_free:
             self.setText(f"Hands-free: just talk  ·  or hold ({key_name})")
             self.setToolTip(
                 f"Hands-free is on: speak and the assistant answers when you pause.\n"
@@ -228,6 +261,11 @@ class ChatView(QTextBrowser):
         self._timer.setInterval(40)
         self._timer.timeout.connect(self.render)
         self.render()
+
+    def changeEvent(self, event) -> None:
+        if event.type() == QEvent.Type.PaletteChange:  # light/dark: the HTML takes its colors
+            self.schedule()
+        super().changeEvent(event)
 
     def add(self, role: str, text: str, interrupted: bool = False, name: str = "") -> ChatMessage:
         msg = ChatMessage(role, text, interrupted, name=name)

@@ -117,6 +117,7 @@ class Assistant:
         self._closed = False
         self._life = threading.Lock()  # start() and shutdown() exclude each other
         self._levels_wanted = True
+        self._muted = False
         self._threads: list[threading.Thread] = []
         self.devices = DeviceFaults(lambda: self.mic, self._voice_lost, self.emit)
 
@@ -164,6 +165,7 @@ class Assistant:
             block_s=self._mic_block_s(),
         )
         self.mic.levels_enabled = self._levels_wanted
+        self.mic.muted = self._muted
         try:
             self.mic.open()
         except MicrophoneError as exc:
@@ -256,6 +258,13 @@ class Assistant:
     def new_conversation(self) -> None:
         self.interrupt()
         self._llm_q.put(self._reset_conversation)
+
+    def set_muted(self, muted: bool) -> None:
+        """Mute the microphone: it delivers silence (an utterance in progress ends with the words
+        before, nothing is heard until unmuted); kept across a microphone reopen. Any thread."""
+        self._muted = muted
+        if self.mic is not None:
+            self.mic.muted = muted
 
     def set_level_updates(self, enabled: bool) -> None:
         """Whether `level` events are wanted (a front end that cannot show them says no).

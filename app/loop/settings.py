@@ -45,6 +45,8 @@ class AppSettings:
     ptt_key: str = "Space"
     global_ptt: bool = False
     window_geometry: str = ""
+    theme: str = "system"  # "system" (follow the desktop's light/dark), "light" or "dark"
+    close_to_tray: bool = False  # closing the window hides it to the tray (when there is one)
     first_run_done: bool = False  # the welcome note was shown
     # Sampler settings the user changed (SamplingConfig field -> value); the rest follow the
     # defaults, so improved defaults reach everyone who did not tune them.
