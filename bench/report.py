@@ -136,6 +136,16 @@ def rows() -> list[tuple[str, str, str, str]]:
         out += remote_rows(r)
     if r := load("load"):
         out += load_rows(r)
+    if r := load("chatview"):
+        out.append(
+            (
+                "chatview",
+                f"{r['messages']} messages: open · redraw while a reply streams, p50 (whole view redrawn)",
+                f"{r['open_ms_p50']} · {r['redraw_ms_p50']} ms ({r['full_redraw_ms_p50']} ms; "
+                f"{r['redraw_speedup']}× faster)",
+                "reported",
+            )
+        )
     for name in ("coldstart", "coldstart-cold"):
         if r := load(name):
             out += coldstart_rows(r)

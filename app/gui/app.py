@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from app.gui.display import choose_platform
 from app.gui.main_window import MainWindow
+from app.gui.tray import app_icon
 from app.logs import since_start_ms
 from app.loop.settings import AppSettings
 
@@ -31,6 +32,7 @@ def run_gui(argv: list[str] | None = None, minimized: bool = False) -> int:
     log.info("Qt platform: %s", app.platformName())
     app.setApplicationName("talk-llama")
     app.setDesktopFileName("io.github.talkllama.TalkLlama")
+    app.setWindowIcon(app_icon())
     window = MainWindow(AppSettings.load())
     if minimized:
         window.showMinimized()

@@ -7,7 +7,9 @@ being spoken (highlighted). Returns False for kinds it does not draw. GUI thread
 
 from __future__ import annotations
 
-from app.gui.widgets import ChatMessage, ChatView
+from datetime import datetime
+
+from app.gui.chat_view import ChatMessage, ChatView
 
 
 class ChatFeed:
@@ -38,7 +40,15 @@ class ChatFeed:
 
     def _on_history(self, d: dict) -> None:
         self.chat.messages = [
-            ChatMessage(m.role, m.text, m.interrupted, latency=m.details, name=m.name, unspoken=m.unspoken)
+            ChatMessage(
+                m.role,
+                m.text,
+                m.interrupted,
+                latency=m.details,
+                name=m.name,
+                unspoken=m.unspoken,
+                at=datetime.fromtimestamp(m.time),
+            )
             for m in d["messages"]
         ]
         self.chat.render()

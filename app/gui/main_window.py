@@ -24,6 +24,7 @@ from app.catalog.catalog import FETCH_HINT
 from app.gui.banners import BannerArea
 from app.gui.bridge import AssistantBridge
 from app.gui.chat_feed import ChatFeed
+from app.gui.chat_view import HANDS_FREE_HINT, PTT_HINT, ChatView
 from app.gui.hotkey import GlobalHotkey
 from app.gui.keys import WindowKeys
 from app.gui.menus import MenuActions, build_menus
@@ -31,9 +32,6 @@ from app.gui.model_setup import ModelSetup, missing_default
 from app.gui.theme import theme
 from app.gui.tray import TrayActions, TrayIcon
 from app.gui.widgets import (
-    HANDS_FREE_HINT,
-    PTT_HINT,
-    ChatView,
     ContextGauge,
     LevelMeter,
     PttButton,

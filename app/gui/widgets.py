@@ -1,13 +1,11 @@
-"""Small widgets of the main window: level meter, status pill, context gauge, banner, PTT button,
-and the conversation view. Paint-only; no core work."""
+"""Small widgets of the main window: level meter, status pill, context gauge, banner, PTT button.
+Paint-only; no core work. (The conversation view is chat_view.py.)"""
 
 from __future__ import annotations
 
-import html
 import math
-from dataclasses import dataclass, field
 
-from PySide6.QtCore import QEvent, QRectF, QSize, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPalette
 from PySide6.QtWidgets import (
     QFrame,
@@ -16,11 +14,8 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSizePolicy,
-    QTextBrowser,
     QWidget,
 )
-
-from app.brain.history import speaker_name
 
 STATE_COLORS = {
     "loading": "#8a8a8a",
@@ -220,137 +215,3 @@ class PttButton(QPushButton):
         else:
             self.setText(f"Hold to talk  ({key_name})")
             self.setToolTip(f"Press and hold this button, or the {key_name} key, while you speak.")
-
-
-@dataclass
-class ChatMessage:
-    role: str
-    text: str
-    interrupted: bool = False
-    spoken: str = ""  # the sentence being spoken now (assistant)
-    latency: dict = field(default_factory=dict)
-    expanded: bool = False
-    name: str = ""  # who said it, as named then ("" = the current name)
-    unspoken: str = ""  # generated but never said aloud (a barge-in cut it): shown apart
-
-
-PTT_HINT = "Hold the button (or {key}) and speak, or type a message below."
-HANDS_FREE_HINT = "Just speak: hands-free listening is on. You can also type a message below."
-
-
-class ChatView(QTextBrowser):
-    """The conversation, re-rendered (throttled) from a list of ChatMessage. It follows new
-    messages unless the reader has scrolled up."""
-
-    def __init__(self, person: str, bot: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.person, self.bot = person, bot
-        self.hint = PTT_HINT.format(key="Space")
-        self.messages: list[ChatMessage] = []
-        self.setOpenLinks(False)
-        self.setTabChangesFocus(True)  # Tab leaves the view instead of walking its links
-        self.setAccessibleName("Conversation")
-        self.anchorClicked.connect(self._toggle)
-        self._follow = True  # at the bottom: keep showing the newest message
-        self._rendering = False
-        bar = self.verticalScrollBar()
-        bar.valueChanged.connect(self._scrolled)
-        bar.rangeChanged.connect(self._range_changed)
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(40)
-        self._timer.timeout.connect(self.render)
-        self.render()
-
-    def changeEvent(self, event) -> None:
-        if event.type() == QEvent.Type.PaletteChange:  # light/dark: the HTML takes its colors
-            self.schedule()
-        super().changeEvent(event)
-
-    def add(self, role: str, text: str, interrupted: bool = False, name: str = "") -> ChatMessage:
-        msg = ChatMessage(role, text, interrupted, name=name)
-        self.messages.append(msg)
-        self.schedule()
-        return msg
-
-    def schedule(self) -> None:
-        if not self._timer.isActive():
-            self._timer.start()
-
-    def _scrolled(self, value: int) -> None:
-        if not self._rendering:  # the reader moved: follow only from the bottom
-            self._follow = value >= self.verticalScrollBar().maximum() - 4
-
-    def _range_changed(self, _lo: int, hi: int) -> None:
-        if self._follow:  # the layout grew after a render: stay at the bottom
-            self.verticalScrollBar().setValue(hi)
-
-    def _toggle(self, url: QUrl) -> None:
-        i = int(url.toString().removeprefix("lat:"))
-        self.messages[i].expanded = not self.messages[i].expanded
-        self.render()
-
-    def render(self) -> None:
-        pal = self.palette()
-        hi = pal.color(QPalette.ColorRole.Highlight)
-        hl = f"rgba({hi.red()},{hi.green()},{hi.blue()},0.35)"
-        muted = pal.color(QPalette.ColorRole.PlaceholderText).name()
-        user_bg = pal.color(QPalette.ColorRole.AlternateBase).name()
-        parts = []
-        if not self.messages:
-            parts.append(
-                f"<p style='color:{muted}; text-align:center; margin-top:40px'>{html.escape(self.hint)}</p>"
-            )
-        for i, m in enumerate(self.messages):
-            who = speaker_name(m.role, m.name, self.person, self.bot)
-            body = html.escape(m.text)
-            if m.spoken and m.role == "assistant":
-                s = html.escape(m.spoken)
-                body = body.replace(s, f"<span style='background-color:{hl}'>{s}</span>", 1)
-            if m.unspoken:
-                rest = html.escape(m.unspoken)
-                body += f" <span style='color:#9a9a9a; text-decoration:line-through'>{rest}</span>"
-                body += f" <i style='color:{muted}'>(interrupted: the struck-out part was not spoken)</i>"
-            elif m.interrupted:
-                body += f" <i style='color:{muted}'>(interrupted)</i>"
-            bg = f"background-color:{user_bg};" if m.role == "user" else ""
-            parts.append(
-                f"<div style='{bg} padding:6px; margin:4px 0'><b>{html.escape(who)}</b><br>{body}</div>"
-            )
-            if m.latency:
-                parts.append(self._latency_html(i, m, muted))
-        bar = self.verticalScrollBar()
-        keep = bar.value()
-        self._rendering = True
-        try:
-            self.setHtml("".join(parts))
-            bar.setValue(bar.maximum() if self._follow else keep)
-        finally:
-            self._rendering = False
-
-    @staticmethod
-    def _latency_html(i: int, m: ChatMessage, muted: str) -> str:
-        lat = m.latency
-        since = "after you pressed Enter" if lat.get("typed") else "after you stopped talking"
-        v2v = lat.get("t_first_audio_ms")
-        head = (
-            f"spoke {v2v / 1000:.2f} s {since}"
-            if v2v
-            else f"first words {(lat.get('t_first_token_ms') or 0) / 1000:.2f} s {since}"
-        )
-        link = f"<a href='lat:{i}'>{'hide' if m.expanded else 'details'}</a>"
-        text = f"<span style='color:{muted}; font-size:small'>{head} · {link}</span>"
-        if m.expanded:
-            rows = [
-                ("heard you", "t_transcript_ms"),
-                ("sure you had finished", "t_confirmed_ms"),
-                ("first word", "t_first_token_ms"),
-                ("first sentence", "t_first_sentence_ms"),
-                ("first sound", "t_first_audio_ms"),
-            ]
-            cells = " · ".join(f"{name} {lat[k]:.0f} ms" for name, k in rows if lat.get(k) is not None)
-            n_in, t_in = lat.get("prompt_tokens", 0), lat.get("t_prompt_ms", 0)
-            cells += f" · read your words ({n_in} tokens) in {t_in:.0f} ms"
-            cells += f" · wrote {lat.get('gen_tokens', 0)} tokens in {lat.get('t_gen_ms', 0):.0f} ms"
-            text += f"<br><span style='color:{muted}; font-size:small'>{since}: {cells}</span>"
-        return f"<div style='margin:0 0 6px 6px'>{text}</div>"

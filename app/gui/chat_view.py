@@ -1,0 +1,222 @@
+"""The conversation view: messages from a list of ChatMessage, re-rendered (throttled) as HTML.
+
+Assistant replies are Markdown (markdown-it-py, CommonMark with raw HTML escaped: bold, lists,
+code in monospace; text that looks like markup or chat control tokens is shown as typed). User
+turns are plain text. Each message has a **copy** link (its text to the clipboard) and shows
+when it was said on hovering its speaker's name; the sentence being spoken is highlighted. The
+view follows new messages unless the reader has scrolled up. GUI thread only; paint-only.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from markdown_it import MarkdownIt
+from PySide6.QtCore import QEvent, QTimer, QUrl
+from PySide6.QtGui import QGuiApplication, QPalette, QTextCursor
+from PySide6.QtWidgets import QTextBrowser, QToolTip, QWidget
+
+from app.brain.history import speaker_name
+
+_MD = MarkdownIt("commonmark", {"html": False, "breaks": True})
+CODE_STYLE = "font-family: monospace;"
+
+
+@functools.lru_cache(maxsize=4096)
+def markdown_html(text: str) -> str:
+    """`text` as HTML (Markdown; raw HTML escaped). Cached: a long conversation is re-rendered
+    while a reply streams, and only the streaming message changes."""
+    out = _MD.render(text).strip()
+    out = out.replace("<code>", f"<code style='{CODE_STYLE}'>")
+    # QTextBrowser gives paragraphs a top and bottom margin; the message block has its own
+    return out.replace("<p>", "<p style='margin:0'>")
+
+
+@dataclass
+class ChatMessage:
+    role: str
+    text: str
+    interrupted: bool = False
+    spoken: str = ""  # the sentence being spoken now (assistant)
+    latency: dict = field(default_factory=dict)
+    expanded: bool = False
+    name: str = ""  # who said it, as named then ("" = the current name)
+    unspoken: str = ""  # generated but never said aloud (a barge-in cut it): shown apart
+    at: datetime = field(default_factory=datetime.now)  # when it was said (shown on hover)
+
+
+PTT_HINT = "Hold the button (or {key}) and speak, or type a message below."
+HANDS_FREE_HINT = "Just speak: hands-free listening is on. You can also type a message below."
+
+
+class ChatView(QTextBrowser):
+    """The conversation, re-rendered (throttled) from a list of ChatMessage. It follows new
+    messages unless the reader has scrolled up."""
+
+    def __init__(self, person: str, bot: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.person, self.bot = person, bot
+        self.hint = PTT_HINT.format(key="Space")
+        self.messages: list[ChatMessage] = []
+        self.copied: int | None = None  # the message last copied (tests read it)
+        self._drawn: list[tuple[tuple, str]] = []  # (colors, html) per message, as last drawn
+        self._tail: int | None = None  # where the last message starts in the document
+        self.setOpenLinks(False)
+        self.setTabChangesFocus(True)  # Tab leaves the view instead of walking its links
+        self.setAccessibleName("Conversation")
+        self.anchorClicked.connect(self._toggle)
+        self._follow = True  # at the bottom: keep showing the newest message
+        self._rendering = False
+        bar = self.verticalScrollBar()
+        bar.valueChanged.connect(self._scrolled)
+        bar.rangeChanged.connect(self._range_changed)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(40)
+        self._timer.timeout.connect(self.render)
+        self.render()
+
+    def changeEvent(self, event) -> None:
+        if event.type() == QEvent.Type.PaletteChange:  # light/dark: the HTML takes its colors
+            self.schedule()
+        super().changeEvent(event)
+
+    def add(self, role: str, text: str, interrupted: bool = False, name: str = "") -> ChatMessage:
+        msg = ChatMessage(role, text, interrupted, name=name)
+        self.messages.append(msg)
+        self.schedule()
+        return msg
+
+    def schedule(self) -> None:
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def _scrolled(self, value: int) -> None:
+        if not self._rendering:  # the reader moved: follow only from the bottom
+            self._follow = value >= self.verticalScrollBar().maximum() - 4
+
+    def _range_changed(self, _lo: int, hi: int) -> None:
+        if self._follow:  # the layout grew after a render: stay at the bottom
+            self.verticalScrollBar().setValue(hi)
+
+    def _toggle(self, url: QUrl) -> None:
+        """A link in the view: `lat:i` shows/hides timing details, `copy:i` copies message i."""
+        kind, _, index = url.toString().partition(":")
+        m = self.messages[int(index)]
+        if kind == "copy":
+            QGuiApplication.clipboard().setText(m.text + (" " + m.unspoken if m.unspoken else ""))
+            self.copied = int(index)
+            return
+        m.expanded = not m.expanded
+        self.render()
+
+    def event(self, e: QEvent) -> bool:
+        """Hovering a speaker's name tells when the message was said."""
+        if e.type() == QEvent.Type.ToolTip:
+            anchor = self.anchorAt(e.pos())
+            if anchor.startswith("who:"):
+                m = self.messages[int(anchor[4:])]
+                QToolTip.showText(e.globalPos(), f"said {m.at:%A %d %B, %H:%M:%S}", self)
+            else:
+                QToolTip.hideText()
+            return True
+        return super().event(e)
+
+    def render(self) -> None:
+        """Draw the conversation. While only the newest message changes (a reply streaming, its
+        sentence highlight, its timing line) only that message is redrawn: a long conversation
+        is not parsed again 25 times a second."""
+        pal = self.palette()
+        hi = pal.color(QPalette.ColorRole.Highlight)
+        colors = (
+            f"rgba({hi.red()},{hi.green()},{hi.blue()},0.35)",
+            pal.color(QPalette.ColorRole.PlaceholderText).name(),
+            pal.color(QPalette.ColorRole.AlternateBase).name(),
+            pal.color(QPalette.ColorRole.Text).name(),
+        )
+        if not self.messages:
+            hint = html.escape(self.hint)
+            self._show(f"<p style='color:{colors[1]}; text-align:center; margin-top:40px'>{hint}</p>", "")
+            self._drawn = []
+            return
+        drawn = [(colors, self._message_html(i, m, colors)) for i, m in enumerate(self.messages)]
+        if len(drawn) == len(self._drawn) and drawn[:-1] == self._drawn[:-1] and self._tail is not None:
+            if drawn[-1] != self._drawn[-1]:
+                self._show(None, drawn[-1][1])
+        else:
+            self._show("".join(h for _, h in drawn[:-1]), drawn[-1][1])
+        self._drawn = drawn
+
+    def _show(self, head: str | None, tail: str) -> None:
+        """Replace the document (`head` not None) or only its last message (`tail`), keeping the
+        reader's scroll position unless they follow the newest message."""
+        bar = self.verticalScrollBar()
+        keep = bar.value()
+        self._rendering = True
+        try:
+            cursor = QTextCursor(self.document())
+            if head is not None:
+                self.setHtml(head)
+                cursor.movePosition(QTextCursor.MoveOperation.End)
+                if head:
+                    cursor.insertBlock()
+                self._tail = cursor.position()
+            cursor.setPosition(self._tail)
+            cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+            cursor.removeSelectedText()
+            if tail:
+                cursor.insertHtml(tail)
+            bar.setValue(bar.maximum() if self._follow else keep)
+        finally:
+            self._rendering = False
+
+    def _message_html(self, i: int, m: ChatMessage, colors: tuple[str, str, str, str]) -> str:
+        hl, muted, user_bg, text_color = colors
+        who = speaker_name(m.role, m.name, self.person, self.bot)
+        body = markdown_html(m.text) if m.role == "assistant" else html.escape(m.text)
+        if m.spoken and m.role == "assistant":  # found when the sentence is one run of text
+            s = html.escape(m.spoken)
+            body = body.replace(s, f"<span style='background-color:{hl}'>{s}</span>", 1)
+        if m.unspoken:
+            rest = html.escape(m.unspoken)
+            body += f" <span style='color:#9a9a9a; text-decoration:line-through'>{rest}</span>"
+            body += f" <i style='color:{muted}'>(interrupted: the struck-out part was not spoken)</i>"
+        elif m.interrupted:
+            body += f" <i style='color:{muted}'>(interrupted)</i>"
+        bg = f"background-color:{user_bg};" if m.role == "user" else ""
+        plain = f"text-decoration:none; color:{text_color}"
+        name = f"<a href='who:{i}' style='{plain}'><b>{html.escape(who)}</b></a>"
+        copy = f"<a href='copy:{i}' style='color:{muted}; font-size:small'>copy</a>" if m.text else ""
+        sep = "" if body.startswith("<") else "<br>"  # Markdown starts with its own block
+        out = f"<div style='{bg} padding:6px; margin:4px 0'>{name} &nbsp;{copy}{sep}{body}</div>"
+        return out + (self._latency_html(i, m, muted) if m.latency else "")
+
+    @staticmethod
+    def _latency_html(i: int, m: ChatMessage, muted: str) -> str:
+        lat = m.latency
+        since = "after you pressed Enter" if lat.get("typed") else "after you stopped talking"
+        v2v = lat.get("t_first_audio_ms")
+        head = (
+            f"spoke {v2v / 1000:.2f} s {since}"
+            if v2v
+            else f"first words {(lat.get('t_first_token_ms') or 0) / 1000:.2f} s {since}"
+        )
+        link = f"<a href='lat:{i}'>{'hide' if m.expanded else 'details'}</a>"
+        text = f"<span style='color:{muted}; font-size:small'>{head} · {link}</span>"
+        if m.expanded:
+            rows = [
+                ("heard you", "t_transcript_ms"),
+                ("sure you had finished", "t_confirmed_ms"),
+                ("first word", "t_first_token_ms"),
+                ("first sentence", "t_first_sentence_ms"),
+                ("first sound", "t_first_audio_ms"),
+            ]
+            cells = " · ".join(f"{name} {lat[k]:.0f} ms" for name, k in rows if lat.get(k) is not None)
+            n_in, t_in = lat.get("prompt_tokens", 0), lat.get("t_prompt_ms", 0)
+            cells += f" · read your words ({n_in} tokens) in {t_in:.0f} ms"
+            cells += f" · wrote {lat.get('gen_tokens', 0)} tokens in {lat.get('t_gen_ms', 0):.0f} ms"
+            text += f"<br><span style='color:{muted}; font-size:small'>{since}: {cells}</span>"
+        return f"<div style='margin:0 0 6px 6px'>{text}</div>"
