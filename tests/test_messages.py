@@ -95,6 +95,7 @@ def test_redrawing_only_the_newest_message_draws_what_a_full_redraw_draws(qtbot)
     fresh.messages = view.messages
     fresh.render()
     assert view.toPlainText() == fresh.toPlainText()
+    assert view.toHtml() == fresh.toHtml()  # formats too (a block's margin must not drift)
     assert view.toPlainText().rstrip().endswith("after you pressed Enter · details")
     assert view.toHtml().count("background-color:rgba") == fresh.toHtml().count("background-color:rgba") == 1
     assert (

@@ -16,7 +16,7 @@ from datetime import datetime
 
 from markdown_it import MarkdownIt
 from PySide6.QtCore import QEvent, QTimer, QUrl
-from PySide6.QtGui import QGuiApplication, QPalette, QTextCursor
+from PySide6.QtGui import QGuiApplication, QPalette, QTextBlockFormat, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextBrowser, QToolTip, QWidget
 
 from app.brain.history import speaker_name
@@ -167,6 +167,10 @@ class ChatView(QTextBrowser):
             cursor.setPosition(self._tail)
             cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
             cursor.removeSelectedText()
+            # The message's block starts plain each time: a block left by the removal would
+            # otherwise lend it the format of what was there before (the timing line's margin).
+            cursor.setBlockFormat(QTextBlockFormat())
+            cursor.setCharFormat(QTextCharFormat())
             if tail:
                 cursor.insertHtml(tail)
             bar.setValue(bar.maximum() if self._follow else keep)
@@ -180,12 +184,16 @@ class ChatView(QTextBrowser):
         if m.spoken and m.role == "assistant":  # found when the sentence is one run of text
             s = html.escape(m.spoken)
             body = body.replace(s, f"<span style='background-color:{hl}'>{s}</span>", 1)
+        note = ""
         if m.unspoken:
             rest = html.escape(m.unspoken)
-            body += f" <span style='color:#9a9a9a; text-decoration:line-through'>{rest}</span>"
-            body += f" <i style='color:{muted}'>(interrupted: the struck-out part was not spoken)</i>"
+            note = f" <span style='color:#9a9a9a; text-decoration:line-through'>{rest}</span>"
+            note += f" <i style='color:{muted}'>(interrupted: the struck-out part was not spoken)</i>"
         elif m.interrupted:
-            body += f" <i style='color:{muted}'>(interrupted)</i>"
+            note = f" <i style='color:{muted}'>(interrupted)</i>"
+        if note:  # it continues the last paragraph (where the listener stopped hearing)
+            end = body.rfind("</p>")
+            body = body[:end] + note + body[end:] if end >= 0 and body.endswith("</p>") else body + note
         bg = f"background-color:{user_bg};" if m.role == "user" else ""
         plain = f"text-decoration:none; color:{text_color}"
         name = f"<a href='who:{i}' style='{plain}'><b>{html.escape(who)}</b></a>"
