@@ -8,13 +8,16 @@
 - in the bundle, espeak-ng finds its voices in the bundle (`ESPEAK_DATA_PATH`) unless the user
   set their own;
 - everywhere: a CPU without the instructions llama.cpp and whisper.cpp were built for is refused
-  with a sentence instead of dying of SIGILL in the first model load (`missing_cpu_features`).
+  with a sentence instead of dying of SIGILL in the first model load (`missing_cpu_features`,
+  from CPUID as numpy reads it: /proc/cpuinfo shows the host's flags even where an emulator or
+  hypervisor does not let this process use them; tested under qemu-user with an older CPU).
 
 Below every stage: imports nothing from the app.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import platform
 import sys
@@ -36,12 +39,34 @@ def bundle_dir() -> Path:
     return Path(getattr(sys, "_MEIPASS", Path(sys.executable).parent))
 
 
-def missing_cpu_features(cpuinfo: str | None = None, machine: str | None = None) -> list[str]:
-    """The required instruction-set flags this CPU lacks ([] when all are there, when the
-    machine is not x86-64, or when /proc/cpuinfo cannot be read)."""
+def _cpuid_features() -> dict[str, bool] | None:
+    """What this process can execute, from CPUID as numpy's dispatcher reads it at start-up
+    (None when numpy does not say). Unlike /proc/cpuinfo (the kernel's view of the host) this is
+    right under an emulator or a hypervisor that hides instructions."""
+    for module in ("numpy._core._multiarray_umath", "numpy.core._multiarray_umath"):
+        try:
+            features = importlib.import_module(module).__cpu_features__
+        except (ImportError, AttributeError):
+            continue
+        return dict(features)
+    return None
+
+
+NUMPY_NAMES = {"avx": "AVX", "avx2": "AVX2", "fma": "FMA3", "f16c": "F16C"}
+
+
+def missing_cpu_features(
+    cpuinfo: str | None = None, machine: str | None = None, cpuid: dict[str, bool] | None = None
+) -> list[str]:
+    """The required instruction-set flags this CPU lacks ([] when all are there or the machine
+    is not x86-64). Read from CPUID (numpy's) when available, else /proc/cpuinfo's flags; a
+    `cpuinfo` text given by the caller is read instead of both."""
     if (machine or platform.machine()).lower() not in ("x86_64", "amd64"):
         return []
     if cpuinfo is None:
+        features = cpuid if cpuid is not None else _cpuid_features()
+        if features is not None:
+            return [f for f in REQUIRED_X86_FLAGS if not features.get(NUMPY_NAMES[f], False)]
         try:
             cpuinfo = CPUINFO.read_text(encoding="ascii", errors="replace")
         except OSError:

@@ -5,7 +5,11 @@ Also: the CPU check and the models folder of an installed (non-checkout) copy.""
 
 from __future__ import annotations
 
+import re
 import shutil
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -68,6 +72,33 @@ def test_cpu_check_names_what_is_missing() -> None:
     without = real.replace(" avx2", "").replace(" fma", "")
     assert frozen.missing_cpu_features(without) == ["avx2", "fma"]
     assert frozen.missing_cpu_features(without, machine="aarch64") == []
+
+
+OLD_CPU = "Westmere"  # x86-64 of 2010: SSE4.2, no AVX (qemu's CPU model)
+
+
+def old_cpu(*command: str, stdin: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run `command` on an emulated older CPU (qemu-user): CPUID says no AVX, while
+    /proc/cpuinfo still shows the host's flags. (Only `command` itself is emulated: a program
+    it executes runs natively, so `env` is given here rather than through `env -i`.)"""
+    qemu = shutil.which("qemu-x86_64")
+    if qemu is None:
+        pytest.fail("qemu-user is not installed; run `make test`, which installs it")
+    return subprocess.run(
+        [qemu, "-cpu", OLD_CPU, *command], input=stdin, capture_output=True, text=True, timeout=300, env=env
+    )
+
+
+def test_an_older_cpu_gets_a_sentence_not_a_crash(llm_model: Path) -> None:
+    # what the check prevents: the model load dies of an illegal instruction on that CPU
+    load = f"import llama_cpp; llama_cpp.Llama({str(llm_model)!r}, n_ctx=64, verbose=False)"
+    assert old_cpu(sys.executable, "-c", load).returncode == -signal.SIGILL
+    r = old_cpu(sys.executable, "-m", "app", "chat", "--text", stdin="Hello?\n")
+    assert r.returncode == 3, r.stderr[-1500:]
+    assert "this processor lacks AVX, AVX2, FMA, F16C" in r.stderr and "make install" in r.stderr
+    r = old_cpu(sys.executable, "-m", "app", "self-test")
+    assert r.returncode == 1
+    assert re.search(r"^FAIL cpu .*lacks AVX", r.stdout, re.M) and "skipped: this CPU" in r.stdout
 
 
 def test_installed_copy_keeps_models_in_the_user_data_folder(monkeypatch, tmp_path) -> None:
