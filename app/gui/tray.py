@@ -65,15 +65,11 @@ class TrayIcon(QSystemTrayIcon):
         return act
 
     def _talk(self) -> None:
+        """Talk = press; while listening ("Done talking") = release."""
         if self._talking:
             self._actions.release()
         else:
             self._actions.press()
-        self.set_talking(not self._talking)
-
-    def set_talking(self, talking: bool) -> None:
-        self._talking = talking
-        self.talk.setText("Done talking" if talking else "Talk")
 
     def set_muted(self, muted: bool) -> None:
         """Reflect a mute made elsewhere (the window's control)."""
@@ -83,7 +79,11 @@ class TrayIcon(QSystemTrayIcon):
         self.show_window.setText("Hide window" if visible else "Show window")
 
     def set_state(self, state: str) -> None:
+        """The assistant's state (every change): the tooltip, and Talk / Done talking follow it,
+        however the turn was started or ended (tray, key, button, hands-free)."""
         self.setToolTip(f"talk-llama — {state}")
+        self._talking = state == "listening"
+        self.talk.setText("Done talking" if self._talking else "Talk")
 
     def _activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         if reason == QSystemTrayIcon.ActivationReason.Trigger:
