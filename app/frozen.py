@@ -55,17 +55,14 @@ def _cpuid_features() -> dict[str, bool] | None:
 NUMPY_NAMES = {"avx": "AVX", "avx2": "AVX2", "fma": "FMA3", "f16c": "F16C"}
 
 
-def missing_cpu_features(
-    cpuinfo: str | None = None, machine: str | None = None, cpuid: dict[str, bool] | None = None
-) -> list[str]:
+def missing_cpu_features(cpuinfo: str | None = None, machine: str | None = None) -> list[str]:
     """The required instruction-set flags this CPU lacks ([] when all are there or the machine
     is not x86-64). Read from CPUID (numpy's) when available, else /proc/cpuinfo's flags; a
     `cpuinfo` text given by the caller is read instead of both."""
     if (machine or platform.machine()).lower() not in ("x86_64", "amd64"):
         return []
     if cpuinfo is None:
-        features = cpuid if cpuid is not None else _cpuid_features()
-        if features is not None:
+        if (features := _cpuid_features()) is not None:
             return [f for f in REQUIRED_X86_FLAGS if not features.get(NUMPY_NAMES[f], False)]
         try:
             cpuinfo = CPUINFO.read_text(encoding="ascii", errors="replace")

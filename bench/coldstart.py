@@ -14,25 +14,18 @@ import argparse
 import os
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 from bench.common import ROOT, emit, pct
 from tests.support import bundle as B
+from tests.support import xvfb
 
 VENV_APP = ROOT / ".venv" / "bin" / "talk-llama"
 
 
 def _xvfb() -> tuple[subprocess.Popen, str]:
-    from app.gui.display import x_server_reachable
-
     display = f":{60 + os.getpid() % 19}"
-    proc = subprocess.Popen(["Xvfb", display, "-screen", "0", "1024x768x24", "-nolisten", "tcp"])
-    deadline = time.monotonic() + 30
-    while not x_server_reachable(display):
-        assert proc.poll() is None and time.monotonic() < deadline, "Xvfb did not start"
-        time.sleep(0.05)
-    return proc, display
+    return xvfb.start(display), display
 
 
 def drop_caches() -> bool:

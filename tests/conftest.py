@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from app.catalog import catalog
+from tests.support import xvfb as xvfb_server
 from tests.support.pulse import VirtualAudio
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
@@ -93,16 +93,10 @@ def speech_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def x11(tmp_path):
     """A private Xvfb display; yields the environment for a Qt xcb subprocess."""
-    from app.gui.display import x_server_reachable
-
     if shutil.which("Xvfb") is None:
         pytest.fail("Xvfb is not installed; run `make test`, which installs it")
     display = f":{80 + os.getpid() % 19}"
-    xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "1024x768x24", "-nolisten", "tcp"])
-    deadline = time.monotonic() + 30
-    while not x_server_reachable(display):
-        assert xvfb.poll() is None and time.monotonic() < deadline, "Xvfb did not start"
-        time.sleep(0.05)
+    xvfb = xvfb_server.start(display)
     yield {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "TALK_LLAMA_CONFIG": str(tmp_path)}
     xvfb.terminate()
     xvfb.wait(5)
