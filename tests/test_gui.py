@@ -211,7 +211,7 @@ def test_closing_during_a_reply_is_clean_and_fast(qtbot, config_dir, virtual_aud
     alive = {t.name for t in threading.enumerate() if t.is_alive()} - before
     assert not {n for n in alive if n.startswith(("assistant-", "speaker-"))}, alive
     assert assistant.mic is None or not assistant.mic.is_open
-    assert (config_dir / "data" / "session" / "session.json").exists()
+    assert (config_dir / "data" / "conversations" / w.settings.conversation / "session.json").exists()
 
 
 def test_export_markdown_and_json(qtbot, config_dir, virtual_audio, tmp_path) -> None:

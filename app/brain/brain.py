@@ -11,6 +11,9 @@ Contract shared by both (one owner thread per brain; every call may block on the
 - `history`: the conversation as `Message`s; `last_stats`: the last turn's `TurnStats`;
   `context_stats()`: counters for the memory gauge (`n_past`, `n_ctx`, `dropped_turns`, ...).
 - `amend_last_reply(text, unspoken)`: after a barge-in, the newest reply becomes what was heard.
+- `retract_last_turn()`: Retry: the newest exchange leaves the context exactly (whole turn) and
+  the history; returns its user text (None if the newest turn is no finished reply); the next
+  `stream` draws with another seed.
 - `reset()`, `close()`; sessions through `save_session` / `load_session` below.
 """
 
@@ -43,6 +46,8 @@ class Brain(Protocol):
     ) -> Iterator[str]: ...
 
     def amend_last_reply(self, text: str, unspoken: str = "") -> bool: ...
+
+    def retract_last_turn(self) -> str | None: ...
 
     def context_stats(self) -> dict[str, Any]: ...
 

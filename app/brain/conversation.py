@@ -97,6 +97,8 @@ class Conversation:
         self.dropped_turns = 0  # whole exchanges the shifts removed from the context
         self.turn_count = 0
         self.last_stats: TurnStats | None = None
+        self._retries = 0  # Retries of the newest exchange so far; the next reply's seed variant
+        self._variant = 0
         self.system_prompt = self.persona.render()
         self.restart_context()
         self.prime()
@@ -305,7 +307,10 @@ class Conversation:
         reply = ReplyText(self.format.stop_strings)
         pending: int | None = None
         reason, tail, withdrawn = "max_tokens", "", False
-        self._sampler.start_turn(self.own_replies())
+        self._sampler.start_turn(self.own_replies(), self._variant)
+        if not self._variant:
+            self._retries = 0
+        self._variant = 0
         self.ledger.mark_reply()
         try:
             for _ in range(self.config.max_tokens):
@@ -399,6 +404,26 @@ class Conversation:
         self.prime()
         return True
 
+    def retract_last_turn(self) -> str | None:
+        """Retry: take the newest exchange out of the context (its whole turn, so the cache and
+        ledger are exactly as before it) and the history; returns its user text, which the next
+        `stream` answers again with another seed. None (nothing changed) when the newest turn
+        is not a finished reply."""
+        if len(self.history) < 2 or self.history[-1].role != "assistant" or self.history[-2].role != "user":
+            return None
+        self.unprime()
+        if not self.ledger.turns:  # the exchange was shifted out (a turn larger than the context)
+            self.prime()
+            return None
+        self._drop_open_turn()
+        self.history.pop()
+        user = self.history.pop()
+        self.turn_count -= 1
+        self._retries += 1
+        self._variant = self._retries
+        self.prime()
+        return user.text
+
     def _pick_threads(self) -> None:
         """Before a turn: as many threads as the machine leaves free (app.cpu), unless the
         user fixed the count. ggml threads wait for each other; one sharing a busy core slows
@@ -456,7 +481,7 @@ class Conversation:
         self.ledger.clear_turns()
         self._primed = []
         self.history.clear()
-        self.turn_count = 0
+        self.turn_count = self._retries = self._variant = 0
         self.shifts = self.discarded = self.dropped_turns = 0
         self.prime()
 

@@ -47,12 +47,12 @@ from app.brain.ledger import Ledger
 from app.brain.persona import Persona
 from app.brain.records import LoadResult, Message, RemoteConfig, TurnStats
 from app.brain.server_replies import BrainError, StreamReader, cached_tokens, context_size_in, explain
+from app.brain.session_files import REMOTE
 from app.brain.user_turn import TurnGate, ask
 from app.paths import private_dir, write_private
 
 log = logging.getLogger(__name__)
 DEFAULT_N_CTX = 4096  # when the server cannot say and none is configured
-SESSION_FILE = "remote-session.json"
 TURN_OVERHEAD = 8  # template tokens around one message (role markers, end of turn)
 
 
@@ -95,6 +95,7 @@ class RemoteConversation:
         self.last_stats: TurnStats | None = None
         self.turn_count = self.shifts = self.discarded = self.dropped_turns = 0
         self.n_past = self.system_tokens
+        self._retries = self._variant = 0  # Retries of the newest exchange; > 0: the next seed moves
         log.info("remote brain: %s at %s, context %d (%s)", self.model, self.url, self.n_ctx, self.ctx_source)
 
     # ----- the server -------------------------------------------------------------------------
@@ -174,6 +175,7 @@ class RemoteConversation:
     def _open(self, text: str) -> Any:
         """Send the request (after fitting it); one retry when the server says it is too long."""
         self._fit(estimate_tokens(text))
+        seed = self._seed()
         for attempt in range(2):
             try:
                 return self.client.chat.completions.create(
@@ -184,7 +186,7 @@ class RemoteConversation:
                     max_tokens=self.config.max_tokens,
                     temperature=self.config.temperature,
                     top_p=self.config.top_p,
-                    seed=self.config.seed,
+                    seed=seed,
                 )
             except openai.BadRequestError as exc:
                 size = context_size_in(exc)
@@ -195,6 +197,14 @@ class RemoteConversation:
             except Exception as exc:
                 raise self._explain(exc) from exc
         raise AssertionError("unreachable")
+
+    def _seed(self) -> int | None:
+        """The request's seed: the configured one, moved for a Retry (read once per request)."""
+        variant, self._variant = self._variant, 0
+        if not variant:
+            self._retries = 0
+        seed = self.config.seed
+        return seed if seed is None or not variant else seed + variant
 
     # ----- the brain interface (brain.py) ---------------------------------------------------------
     def stream(
@@ -272,6 +282,19 @@ class RemoteConversation:
         last.text, last.interrupted, last.unspoken = text, True, unspoken
         return True
 
+    def retract_last_turn(self) -> str | None:
+        """Retry: drop the newest exchange (it is not sent again); returns its user text."""
+        if len(self.history) < 2 or self.history[-1].role != "assistant" or not self.kept:
+            return None
+        gone = self.kept.pop()
+        self.history.pop()
+        self.history.pop()
+        self.n_past -= gone.tokens
+        self.turn_count -= 1
+        self._retries += 1
+        self._variant = self._retries
+        return gone.user
+
     def context_stats(self) -> dict[str, Any]:
         cached = self.last_stats.cached_tokens if self.last_stats else None
         return {
@@ -310,12 +333,12 @@ class RemoteConversation:
             "history": [asdict(m) for m in self.history],
             "counters": [self.turn_count, self.shifts, self.discarded, self.dropped_turns],
         }
-        write_private(directory / SESSION_FILE, json.dumps(data, ensure_ascii=False, indent=1))
+        write_private(directory / REMOTE, json.dumps(data, ensure_ascii=False, indent=1))
 
     def load_session(self, directory: Path) -> LoadResult:
         """Resume: the same request head as before (the server's cache may still hold it). With
         another persona the conversation goes on under the new system prompt."""
-        path = directory / SESSION_FILE
+        path = directory / REMOTE
         if not path.exists():
             return LoadResult(False)
         try:

@@ -21,7 +21,8 @@ model has already said:
 
 Because the history is rebuilt from the cache at every turn, the sampler's state is a function
 of the context alone: cancel, a withdrawn tentative turn, a resumed session or a reset give the
-same next reply as a conversation that reached the same context directly.
+same next reply as a conversation that reached the same context directly. A Retry asks for
+another reply from the same context: `start_turn(..., variant=n)` draws with seed + n.
 
 Threading: owned by the Conversation's thread, like the llama context it samples from.
 """
@@ -74,13 +75,20 @@ class Sampler:
         import llama_cpp
 
         self._lib = llama_cpp
-        self.config = c = config
+        self.config = config
+        self._vocab, self._n_vocab, self._n_ctx = vocab, n_vocab, n_ctx
+        self._chain: llama_cpp.llama_sampler_p | None = None
+        self._variant = 0
+        self._chain = self._build(config.seed)
+
+    def _build(self, seed: int) -> llama_cpp.llama_sampler_p:
+        llama_cpp, c, vocab = self._lib, self.config, self._vocab
         chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
         add = llama_cpp.llama_sampler_chain_add
         if c.dry_multiplier > 0:
             breakers = (ctypes.c_char_p * len(c.dry_breakers))(*(b.encode() for b in c.dry_breakers))
             # Window: everything the chain is fed in one turn, which all sits in the context.
-            window = n_ctx
+            window = self._n_ctx
             add(
                 chain,
                 llama_cpp.llama_sampler_init_dry(
@@ -91,7 +99,7 @@ class Sampler:
         add(
             chain,
             llama_cpp.llama_sampler_init_penalties(
-                n_vocab, c.repeat_last_n, c.repeat_penalty, c.frequency_penalty, c.presence_penalty
+                self._n_vocab, c.repeat_last_n, c.repeat_penalty, c.frequency_penalty, c.presence_penalty
             ),
         )
         if c.temperature <= 0:
@@ -100,12 +108,17 @@ class Sampler:
             add(chain, llama_cpp.llama_sampler_init_top_k(c.top_k))
             add(chain, llama_cpp.llama_sampler_init_top_p(c.top_p, 1))
             add(chain, llama_cpp.llama_sampler_init_temp(c.temperature))
-            add(chain, llama_cpp.llama_sampler_init_dist(c.seed & 0xFFFFFFFF))
-        self._chain: llama_cpp.llama_sampler_p | None = chain
+            add(chain, llama_cpp.llama_sampler_init_dist(seed & 0xFFFFFFFF))
+        return chain
 
-    def start_turn(self, history: Sequence[int]) -> None:
+    def start_turn(self, history: Sequence[int], variant: int = 0) -> None:
         """Forget the last reply (and restart the seeded draw), then read `history`: the model's
-        earlier replies, oldest first; only the newest `history_tokens` are used (-1: all)."""
+        earlier replies, oldest first; only the newest `history_tokens` are used (-1: all).
+        `variant` > 0 (a Retry) draws with another seed; greedy sampling has only one reply."""
+        if variant != self._variant:  # the seed is fixed when the chain is made (~µs to rebuild)
+            self.close()
+            self._chain = self._build(self.config.seed + variant)
+            self._variant = variant
         self._lib.llama_sampler_reset(self._chain)
         n = self.config.history_tokens
         if n >= 0:

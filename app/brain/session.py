@@ -26,13 +26,12 @@ import llama_cpp
 from app.brain.conversation import Conversation
 from app.brain.ledger import Ledger
 from app.brain.records import LoadResult, Message
+from app.brain.session_files import META, STATE
 from app.catalog.catalog import sha256_of
 from app.paths import private_dir, write_private
 
 log = logging.getLogger(__name__)
 VERSION = 2  # 2: the ledger records where each reply starts
-STATE = "state.bin"
-META = "session.json"
 
 
 def fingerprint(conv: Conversation) -> dict[str, object]:
@@ -82,15 +81,6 @@ def _write(conv: Conversation, directory: Path) -> None:
         raise
     os.replace(tmp_state, directory / STATE)
     os.replace(tmp_meta, directory / META)
-
-
-def read_history(directory: Path) -> list[Message]:
-    """The readable history of a saved session (empty if none/corrupt)."""
-    try:
-        meta = json.loads((directory / META).read_text(encoding="utf-8"))
-        return [Message.from_dict(m) for m in meta.get("history", [])]
-    except (OSError, ValueError, TypeError):
-        return []
 
 
 def load(conv: Conversation, directory: Path) -> LoadResult:

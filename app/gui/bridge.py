@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
@@ -69,6 +70,17 @@ class AssistantBridge(QObject):
     def new_conversation(self) -> None:
         if self.assistant:
             self.assistant.new_conversation()
+
+    def open_conversation(self, directory: Path, save: bool = True) -> bool:
+        """True when an assistant will switch (a `switched` event follows)."""
+        if self.assistant:
+            self.assistant.open_conversation(directory, save)
+            return True
+        return False
+
+    def retry(self) -> None:
+        if self.assistant:
+            self.assistant.retry()
 
     def set_muted(self, muted: bool) -> None:
         """Mute the microphone (kept across restarts)."""

@@ -1,8 +1,9 @@
 """The conversation as it happens: the core's conversation events drawn into the ChatView.
 
-`ChatFeed.handle(kind, data)` takes `history`, `user`, `token`, `sentence`, `heard`, `turn` and the
-end of speaking (`speech_ended`); it owns the reply being written and which of its sentences is
-being spoken (highlighted). Returns False for kinds it does not draw. GUI thread only.
+`ChatFeed.handle(kind, data)` takes `history`, `switched`, `user`, `token`, `sentence`, `heard`,
+`turn`, `retracted` (a Retry took the newest exchange back: it leaves the screen) and the end of
+speaking (`speech_ended`); it owns the reply being written and which of its sentences is being
+spoken (highlighted). Returns False for kinds it does not draw. GUI thread only.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ class ChatFeed:
             self.chat.schedule()
 
     def _on_history(self, d: dict) -> None:
+        """The whole conversation (at start, or another one opened: `switched`)."""
+        self.reply = None
         self.chat.messages = [
             ChatMessage(
                 m.role,
@@ -52,6 +55,8 @@ class ChatFeed:
             for m in d["messages"]
         ]
         self.chat.render()
+
+    _on_switched = _on_history
 
     def _on_user(self, d: dict) -> None:
         self.chat.add("user", d["text"], name=self.person)
@@ -81,6 +86,13 @@ class ChatFeed:
         if msg is not None:
             msg.text, msg.unspoken, msg.interrupted, msg.spoken = d["text"], d["unspoken"], True, ""
             self.chat.schedule()
+
+    def _on_retracted(self, d: dict) -> None:
+        m = self.chat.messages
+        if len(m) >= 2 and m[-1].role == "assistant" and m[-2].role == "user":
+            del m[-2:]
+        self.reply = None
+        self.chat.render()
 
     def _on_turn(self, d: dict) -> None:
         if self.reply is not None:

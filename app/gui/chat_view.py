@@ -1,10 +1,13 @@
 """The conversation view: messages from a list of ChatMessage, re-rendered (throttled) as HTML.
 
-Assistant replies are Markdown (markdown-it-py, CommonMark with raw HTML escaped: bold, lists,
-code in monospace; text that looks like markup or chat control tokens is shown as typed). User
-turns are plain text. Each message has a **copy** link (its text to the clipboard) and shows
-when it was said on hovering its speaker's name; the sentence being spoken is highlighted. The
-view follows new messages unless the reader has scrolled up. GUI thread only; paint-only.
+Each message is a bubble (the user's on the right in the accent's tint, the assistant's on the
+left). Assistant replies are Markdown (markdown-it-py, CommonMark with raw HTML escaped: bold,
+lists, code in monospace; text that looks like markup or chat control tokens is shown as typed).
+User turns are plain text. Each message has a **copy** link (its text to the clipboard) and shows
+when it was said on hovering its speaker's name; the sentence being spoken is highlighted; an
+interrupted reply says so. The newest reply has a **retry** link while the assistant is idle
+(`can_retry`; the click emits `retry_requested`). The view follows new messages unless the reader
+has scrolled up. GUI thread only; paint-only.
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from markdown_it import MarkdownIt
-from PySide6.QtCore import QEvent, QTimer, QUrl
-from PySide6.QtGui import QGuiApplication, QPalette, QTextBlockFormat, QTextCharFormat, QTextCursor
+from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
+from PySide6.QtGui import QColor, QGuiApplication, QPalette, QTextBlockFormat, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextBrowser, QToolTip, QWidget
 
 from app.brain.history import speaker_name
@@ -52,13 +55,22 @@ PTT_HINT = "Hold the button (or {key}) and speak, or type a message below."
 HANDS_FREE_HINT = "Just speak: hands-free listening is on. You can also type a message below."
 
 
+def _mix(a: QColor, b: QColor, share: float) -> str:
+    """`share` of `b` over `a`, as an opaque #rrggbb (table backgrounds take no alpha)."""
+    mixed = [round(x * (1 - share) + y * share) for x, y in zip(a.getRgb()[:3], b.getRgb()[:3], strict=True)]
+    return "#{:02x}{:02x}{:02x}".format(*mixed)
+
+
 class ChatView(QTextBrowser):
     """The conversation, re-rendered (throttled) from a list of ChatMessage. It follows new
     messages unless the reader has scrolled up."""
 
+    retry_requested = Signal()
+
     def __init__(self, person: str, bot: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.person, self.bot = person, bot
+        self._can_retry = False
         self.hint = PTT_HINT.format(key="Space")
         self.messages: list[ChatMessage] = []
         self.copied: int | None = None  # the message last copied (tests read it)
@@ -90,6 +102,17 @@ class ChatView(QTextBrowser):
         self.schedule()
         return msg
 
+    @property
+    def can_retry(self) -> bool:
+        return self._can_retry
+
+    @can_retry.setter
+    def can_retry(self, value: bool) -> None:
+        """Whether the newest reply offers Retry (the window: while the assistant is idle)."""
+        if value != self._can_retry:
+            self._can_retry = value
+            self.schedule()
+
     def schedule(self) -> None:
         if not self._timer.isActive():
             self._timer.start()
@@ -103,8 +126,13 @@ class ChatView(QTextBrowser):
             self.verticalScrollBar().setValue(hi)
 
     def _toggle(self, url: QUrl) -> None:
-        """A link in the view: `lat:i` shows/hides timing details, `copy:i` copies message i."""
+        """A link in the view: `lat:i` shows/hides timing details, `copy:i` copies message i,
+        `retry:i` asks for another answer to the newest turn."""
         kind, _, index = url.toString().partition(":")
+        if kind == "retry":
+            if self._can_retry:
+                self.retry_requested.emit()
+            return
         m = self.messages[int(index)]
         if kind == "copy":
             QGuiApplication.clipboard().setText(m.text + (" " + m.unspoken if m.unspoken else ""))
@@ -130,19 +158,21 @@ class ChatView(QTextBrowser):
         sentence highlight, its timing line) only that message is redrawn: a long conversation
         is not parsed again 25 times a second."""
         pal = self.palette()
-        hi = pal.color(QPalette.ColorRole.Highlight)
+        hi, base = pal.color(QPalette.ColorRole.Highlight), pal.color(QPalette.ColorRole.Base)
         colors = (
             f"rgba({hi.red()},{hi.green()},{hi.blue()},0.35)",
             pal.color(QPalette.ColorRole.PlaceholderText).name(),
-            pal.color(QPalette.ColorRole.AlternateBase).name(),
+            _mix(base, hi, 0.18),  # the user's bubble: a tint of the accent
             pal.color(QPalette.ColorRole.Text).name(),
+            _mix(base, pal.color(QPalette.ColorRole.Text), 0.07),  # the assistant's bubble
         )
         if not self.messages:
             hint = html.escape(self.hint)
             self._show(f"<p style='color:{colors[1]}; text-align:center; margin-top:40px'>{hint}</p>", "")
             self._drawn = []
             return
-        drawn = [(colors, self._message_html(i, m, colors)) for i, m in enumerate(self.messages)]
+        retry = len(self.messages) - 1 if self._can_retry and self._retryable() else -1
+        drawn = [(colors, self._message_html(i, m, colors, i == retry)) for i, m in enumerate(self.messages)]
         if len(drawn) == len(self._drawn) and drawn[:-1] == self._drawn[:-1] and self._tail is not None:
             if drawn[-1] != self._drawn[-1]:
                 self._show(None, drawn[-1][1])
@@ -177,8 +207,13 @@ class ChatView(QTextBrowser):
         finally:
             self._rendering = False
 
-    def _message_html(self, i: int, m: ChatMessage, colors: tuple[str, str, str, str]) -> str:
-        hl, muted, user_bg, text_color = colors
+    def _retryable(self) -> bool:
+        """The newest message is a finished reply to a turn of the user's."""
+        m = self.messages
+        return len(m) >= 2 and m[-1].role == "assistant" and m[-2].role == "user" and bool(m[-1].text)
+
+    def _message_html(self, i: int, m: ChatMessage, colors: tuple[str, ...], retry: bool) -> str:
+        hl, muted, user_bg, text_color, bot_bg = colors
         who = speaker_name(m.role, m.name, self.person, self.bot)
         body = markdown_html(m.text) if m.role == "assistant" else html.escape(m.text)
         if m.spoken and m.role == "assistant":  # found when the sentence is one run of text
@@ -194,12 +229,21 @@ class ChatView(QTextBrowser):
         if note:  # it continues the last paragraph (where the listener stopped hearing)
             end = body.rfind("</p>")
             body = body[:end] + note + body[end:] if end >= 0 and body.endswith("</p>") else body + note
-        bg = f"background-color:{user_bg};" if m.role == "user" else ""
         plain = f"text-decoration:none; color:{text_color}"
         name = f"<a href='who:{i}' style='{plain}'><b>{html.escape(who)}</b></a>"
-        copy = f"<a href='copy:{i}' style='color:{muted}; font-size:small'>copy</a>" if m.text else ""
+        link = f"color:{muted}; font-size:small"
+        tools = f"<a href='copy:{i}' style='{link}'>copy</a>" if m.text else ""
+        if retry:
+            tools += f" &nbsp;<a href='retry:{i}' style='{link}'>retry</a>"
         sep = "" if body.startswith("<") else "<br>"  # Markdown starts with its own block
-        out = f"<div style='{bg} padding:6px; margin:4px 0'>{name} &nbsp;{copy}{sep}{body}</div>"
+        # A bubble: a one-cell table (QTextDocument draws table backgrounds and padding; it has
+        # no rounded corners). The user's sits to the right, the assistant's to the left.
+        bg, side = (user_bg, " align='right'") if m.role == "user" else (bot_bg, "")
+        out = (
+            f"<table width='85%'{side} cellspacing='0' cellpadding='8' bgcolor='{bg}'"
+            " style='margin-top:6px; border-style:none'>"
+            f"<tr><td>{name} &nbsp;{tools}{sep}{body}</td></tr></table>"
+        )
         return out + (self._latency_html(i, m, muted) if m.latency else "")
 
     @staticmethod

@@ -1,34 +1,39 @@
-"""The conversation window. Shows the loop's events; sends user intents to the AssistantBridge."""
+"""The conversation window: the conversations sidebar beside the open conversation, the status
+row, the message box and the talk controls. Shows the loop's events (drawing the conversation is
+ChatFeed's job, loading and problems are Problems', the sidebar's choices are Conversations');
+sends the user's intents to the AssistantBridge. GUI thread only."""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QEvent, QStandardPaths, Qt, QTimer
+from PySide6.QtCore import QByteArray, QEvent, QStandardPaths, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QLineEdit,
     QMainWindow,
-    QMessageBox,
     QProgressBar,
     QPushButton,
+    QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
 from app.brain import history
-from app.catalog.catalog import FETCH_HINT
 from app.gui.banners import BannerArea
 from app.gui.bridge import AssistantBridge
 from app.gui.chat_feed import ChatFeed
 from app.gui.chat_view import HANDS_FREE_HINT, PTT_HINT, ChatView
+from app.gui.conversations import Conversations
 from app.gui.hotkey import GlobalHotkey
 from app.gui.keys import WindowKeys
 from app.gui.menus import MenuActions, build_menus
-from app.gui.model_setup import ModelSetup, missing_default
+from app.gui.model_setup import ModelSetup
+from app.gui.problems import Problems
+from app.gui.sidebar import Sidebar
 from app.gui.theme import theme
 from app.gui.tray import TrayActions, TrayIcon
 from app.gui.widgets import (
@@ -37,10 +42,10 @@ from app.gui.widgets import (
     PttButton,
     StatusPill,
 )
-from app.logs import since_start_ms
 from app.loop.settings import AppSettings, assistant_config
 
 log = logging.getLogger(__name__)
+SIDEBAR_MIN_WIDTH = 620  # a narrower window shows the conversation alone
 FOCUS_STYLE = (
     "QPushButton { padding: 5px 12px; border: 1px solid palette(mid); border-radius: 5px;"
     " background: palette(button); }"
@@ -61,9 +66,7 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self.bridge = bridge or AssistantBridge(self)
         self.setWindowTitle("talk-llama")
-        self.resize(760, 640)
-        self._loaded: set[str] = set()
-        self._llm_failed = False  # the language model could not load: typed text stays put
+        self.resize(940, 640)
         self._build()
         self.theme = theme()
         self.theme.apply(settings.theme)
@@ -85,7 +88,6 @@ class MainWindow(QMainWindow):
     def _build(self) -> None:
         s = self.settings
         central = QWidget()
-        central.setStyleSheet(FOCUS_STYLE)
         root = QVBoxLayout(central)
         self.banners = BannerArea()
         root.addWidget(self.banners)
@@ -99,6 +101,7 @@ class MainWindow(QMainWindow):
         self.chat = ChatView(s.person, s.bot)
         self.feed = ChatFeed(self.chat)
         self.feed.person, self.feed.bot = s.person, s.bot
+        self.chat.retry_requested.connect(self.bridge.retry)
         root.addWidget(self.chat, 1)
 
         status = QHBoxLayout()
@@ -133,22 +136,44 @@ class MainWindow(QMainWindow):
         talk.addWidget(self.ptt, 1)
         talk.addWidget(self.stop_btn)
         root.addLayout(talk)
-        self.setCentralWidget(central)
-        for a, b in ((self.chat, self.input), (self.input, self.send_btn), (self.send_btn, self.ptt)):
+        self.sidebar = Sidebar()
+        self.split = QSplitter(Qt.Orientation.Horizontal)
+        self.split.setStyleSheet(FOCUS_STYLE)
+        self.split.addWidget(self.sidebar)
+        self.split.addWidget(central)
+        self.split.setStretchFactor(1, 1)
+        self.split.setChildrenCollapsible(False)
+        self.split.setSizes([230, 710])
+        self.setCentralWidget(self.split)
+        order = [self.sidebar.new_btn, self.sidebar.list, self.chat, self.input, self.send_btn, self.ptt]
+        for a, b in zip(order, [*order[1:], self.stop_btn], strict=True):
             self.setTabOrder(a, b)
-        self.setTabOrder(self.ptt, self.stop_btn)
+        self.problems = Problems(
+            self.loading,
+            self.banners,
+            self.setup,
+            self.gauge,
+            self.status,
+            lambda: self.settings,
+            self.open_settings,
+        )
+        self.conversations = Conversations(
+            self.sidebar, lambda: self.settings, self.bridge, self.feed, self.banners, self.status
+        )
         self.menu_actions = build_menus(
             self,
             MenuActions(
-                self.new_conversation,
+                self.conversations.new,
+                self.bridge.retry,
                 lambda: self.export("md"),
                 lambda: self.export("json"),
                 self.open_settings,
                 self.set_muted,
                 self.set_theme,
+                self.set_sidebar,
                 self.quit,
             ),
-            s.theme,
+            s,
         )
         self.tray = TrayIcon(
             TrayActions(
@@ -161,14 +186,9 @@ class MainWindow(QMainWindow):
 
     # ----- actions -----------------------------------------------------------------------------
     def start_assistant(self) -> None:
-        """(Re)start the assistant; its problems are checked again, so their messages go."""
-        self._loaded.clear()
-        self._llm_failed = False
-        self.banners.clear("llm", "whisper", "microphone", "tts", "hotkey")
-        self.gauge.update_stats({})
-        self.loading.setValue(0)
-        self.loading.show()
-        self.bridge.start(assistant_config(self.settings))
+        """(Re)start the assistant on the open conversation; its problems are checked again."""
+        self.problems.restart()
+        self.bridge.start(assistant_config(self.settings, self.conversations.path))
         if self.settings.global_ptt:
             ok, message = self.hotkey.start(self.settings.ptt_key)
             if not ok:
@@ -186,6 +206,24 @@ class MainWindow(QMainWindow):
         self.settings.save()
         self.theme.apply(choice)
         self.menu_actions[f"theme_{self.theme.choice}"].setChecked(True)
+
+    def status(self, text: str) -> None:
+        """A passing message in the status bar."""
+        self.statusBar().showMessage(text, 8000)
+
+    def set_sidebar(self, shown: bool) -> None:
+        """Show or hide the conversations (View menu); a narrow window hides them anyway."""
+        self.settings.sidebar = shown
+        self.settings.save()
+        self.menu_actions["sidebar"].setChecked(shown)
+        self._fit_sidebar()
+
+    def _fit_sidebar(self) -> None:
+        self.sidebar.setVisible(self.settings.sidebar and self.width() >= SIDEBAR_MIN_WIDTH)
+
+    def resizeEvent(self, event) -> None:
+        self._fit_sidebar()
+        super().resizeEvent(event)
 
     def toggle_visible(self) -> None:
         """Show the window (raised) or hide it to the tray."""
@@ -212,31 +250,11 @@ class MainWindow(QMainWindow):
         text = self.input.text().strip()
         if not text:
             return
-        if self._llm_failed:  # nobody to answer: the words stay in the box
+        if self.problems.llm_failed:  # nobody to answer: the words stay in the box
             self.statusBar().showMessage("No language model is loaded: your message stays in the box.", 8000)
             return
         self.input.clear()
         self.bridge.send_text(text)
-
-    def new_conversation(self) -> None:
-        """Ask first when there is a conversation to lose (the session keeps only one)."""
-        if self.chat.messages:
-            turns = sum(m.role == "user" for m in self.chat.messages)
-            ask = QMessageBox(
-                QMessageBox.Icon.Question,
-                "New conversation",
-                f"Start a new conversation? The current one ({turns} turn{'s' if turns != 1 else ''})"
-                " will be cleared. Export it first from the Conversation menu to keep a copy.",
-                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
-                self,
-            )
-            ask.button(QMessageBox.StandardButton.Yes).setText("Start new")
-            ask.setDefaultButton(QMessageBox.StandardButton.Cancel)
-            self.confirm = ask  # tests answer it
-            if ask.exec() != QMessageBox.StandardButton.Yes:
-                return
-        self.bridge.new_conversation()
-        self.feed.clear()
 
     def export(self, fmt: str) -> None:
         folder = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
@@ -277,93 +295,52 @@ class MainWindow(QMainWindow):
 
     # ----- events from the core ----------------------------------------------------------------
     def on_event(self, kind: str, data: dict) -> None:
-        drawn = self.feed.handle(kind, data)  # the conversation itself
-        handler = getattr(self, f"_on_{kind}", None)  # everything around it
+        self.feed.handle(kind, data)  # the conversation itself
+        self.problems.handle(kind, data)  # loading and what went wrong
+        handler = getattr(self, f"_on_{kind}", None)  # everything else around it
         if handler:
             handler(data)
-        elif not drawn:
-            log.debug("event %s not shown", kind)
 
     def _on_state(self, d: dict) -> None:
         state = d["state"].value
         self.pill.set_state(state)
         self.tray.set_state(state)
+        self.chat.can_retry = state == "idle"
         if state not in ("speaking", "thinking"):
             self.feed.speech_ended()
 
     def _on_level(self, d: dict) -> None:
         self.meter.set_rms(d["rms"])
 
-    def _on_loading(self, d: dict) -> None:
-        self._loaded.add(d["part"])
-        self.banners.clear(d["part"])  # it loaded: an earlier problem with it is gone
-        self.loading.setValue(len(self._loaded))
-        if "stats" in d:
-            self.gauge.update_stats(d["stats"])
-        if len(self._loaded) >= 2:
-            log.info("models loaded %.0f ms after the process started", since_start_ms())
-            QTimer.singleShot(300, self.loading.hide)
-
     def _on_turn(self, d: dict) -> None:
-        if d.get("gen_tokens"):
-            self.banners.clear("brain")
         self.gauge.update_stats(d)
+        self.conversations.on_saved()
+
+    def _on_user(self, d: dict) -> None:
+        self.conversations.on_user_turn(d["text"])
+
+    def _on_switched(self, d: dict) -> None:
+        self.gauge.update_stats(d["stats"])
+        self.conversations.on_switched(d)
 
     def _on_reset(self, d: dict) -> None:
         self.gauge.update_stats(d)
+
+    def _on_retracted(self, d: dict) -> None:
+        self.gauge.update_stats(d["stats"])
 
     def _on_transcript(self, d: dict) -> None:
         if d["rejected"] and self.pill.state not in ("thinking", "speaking"):
             self.statusBar().showMessage(f"Nothing heard ({d['reason']})", 4000)
 
     def _on_notice(self, d: dict) -> None:
-        self.statusBar().showMessage(d["message"], 8000)
-
-    def _on_device(self, d: dict) -> None:
-        """A microphone or speaker went away (a banner until it is back) or came back."""
-        source = "microphone" if d["direction"] == "input" else "speaker"
-        if d["change"] == "lost":
-            self.banners.show_message(source, d["message"], "warning", "Settings…", self.open_settings)
-        else:
-            self.banners.clear(source)
-            self.statusBar().showMessage(d["message"], 8000)
+        self.status(d["message"])
 
     def _on_unanswered(self, d: dict) -> None:
         """Words that found no language model: back into the box, never lost."""
         if not self.input.text().strip():
             self.input.setText(d["text"])
         self.statusBar().showMessage(f"{d['message']} Your words are back in the message box.", 10000)
-
-    def _on_error(self, d: dict) -> None:
-        source, msg = d.get("source", ""), d["message"]
-        if source in ("llm", "whisper"):
-            self._loaded.add(source)
-            self.loading.setValue(len(self._loaded))
-            if len(self._loaded) >= 2:
-                self.loading.hide()
-            if source == "llm":
-                self._llm_failed = True
-                self.gauge.update_stats({})
-            remote = bool(self.settings.llm_url) and source == "llm"
-            configured = self.settings.llm_model if source == "llm" else self.settings.whisper_model
-            if not remote and (entry := missing_default(source, configured)):
-                self.setup.need(source, entry)  # first run: offer to fetch it, no error banner
-                return
-            if remote:
-                hint = " Fix: start the server, or change it in Settings → Models."
-            elif "fetch" not in msg:
-                hint = f" Fix: run `{FETCH_HINT}`, or choose a model file in Settings."
-            else:
-                hint = ""
-            self.banners.show_message(source, msg + hint, "error", "Settings…", self.open_settings)
-        elif source == "microphone":
-            self.banners.show_message(source, msg, "warning", "Settings…", self.open_settings)
-        elif source == "tts":
-            self.banners.show_message(source, msg, "warning")
-        elif source == "brain":  # a reply failed (a remote server); the next good turn clears it
-            self.banners.show_message(source, msg, "error", "Settings…", self.open_settings)
-        else:
-            self.statusBar().showMessage(msg, 8000)
 
     # ----- visibility: no microphone levels for a window nobody sees ---------------------------
     def changeEvent(self, event) -> None:
@@ -396,4 +373,5 @@ class MainWindow(QMainWindow):
         self.hotkey.stop()
         self.keys.remove()
         self.bridge.shutdown()
+        self.conversations.closed()
         event.accept()

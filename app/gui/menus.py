@@ -16,6 +16,7 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QMainWindow, QVBoxLayout, QWidget
 
 from app.gui import theme
+from app.loop.settings import AppSettings
 
 
 @dataclass
@@ -23,11 +24,13 @@ class MenuActions:
     """What the menu items do (the window's methods)."""
 
     new_conversation: Callable[[], None]
+    retry: Callable[[], None]
     export_markdown: Callable[[], None]
     export_json: Callable[[], None]
     settings: Callable[[], None]
     set_muted: Callable[[bool], None]
     set_theme: Callable[[str], None]
+    set_sidebar: Callable[[bool], None]
     quit: Callable[[], None]
 
 
@@ -46,7 +49,7 @@ def window_keys(ptt_key: str, hands_free: bool) -> list[tuple[str, str]]:
     ]
 
 
-def build_menus(window: QMainWindow, do: MenuActions, theme_choice: str) -> dict[str, QAction]:
+def build_menus(window: QMainWindow, do: MenuActions, settings: AppSettings) -> dict[str, QAction]:
     """Fill `window`'s menu bar; returns the actions by name (tests and the tray use them)."""
     bar = window.menuBar()
     acts: dict[str, QAction] = {}
@@ -63,6 +66,7 @@ def build_menus(window: QMainWindow, do: MenuActions, theme_choice: str) -> dict
 
     conv = bar.addMenu("&Conversation")
     add(conv, "new", "&New conversation", do.new_conversation, QKeySequence("Ctrl+N"))
+    add(conv, "retry", "&Retry last reply", do.retry, QKeySequence("Ctrl+R"))
     add(conv, "export_md", "Export as &Markdown…", do.export_markdown, QKeySequence("Ctrl+E"))
     add(conv, "export_json", "Export as &JSON…", do.export_json)
     conv.addSeparator()
@@ -72,12 +76,21 @@ def build_menus(window: QMainWindow, do: MenuActions, theme_choice: str) -> dict
     add(conv, "quit", "&Quit", do.quit, QKeySequence("Ctrl+Q"))
 
     view = bar.addMenu("&View")
+    sidebar = add(
+        view,
+        "sidebar",
+        "&Conversations list",
+        lambda: do.set_sidebar(acts["sidebar"].isChecked()),
+        "Ctrl+B",
+        True,
+    )
+    sidebar.setChecked(settings.sidebar)
     looks = view.addMenu("&Appearance")
     group = QActionGroup(window)
     for choice in theme.CHOICES:
         act = add(looks, f"theme_{choice}", theme.LABELS[choice], lambda _=False, c=choice: do.set_theme(c))
         act.setCheckable(True)
-        act.setChecked(choice == theme_choice)
+        act.setChecked(choice == settings.theme)
         group.addAction(act)
 
     help_menu = bar.addMenu("&Help")

@@ -28,8 +28,8 @@ Each turn ends with a `turn` event carrying its latency stamps (ms after the end
 
 from __future__ import annotations
 
+import functools
 import logging
-import queue
 import threading
 import time
 from collections.abc import Callable
@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from app.brain.brain import Brain, load_session, open_brain, save_session
+from app.brain.brain import Brain
 from app.brain.persona import Persona
 from app.brain.records import LlmConfig, RemoteConfig
 from app.ears import vad
@@ -49,8 +49,9 @@ from app.ears.microphone import Level, Microphone, MicrophoneError
 from app.ears.transcriber import SttConfig, Transcriber
 from app.ears.vad import RATE, Segmenter, SegmentEvent, VadConfig
 from app.loop.devices import DeviceFaults
-from app.loop.events import Event, State, unanswered
+from app.loop.events import Event, State
 from app.loop.hearing import Hearing
+from app.loop.llm_worker import LlmWorker
 from app.loop.responder import Responder
 from app.loop.tentative_turns import TentativeTurns
 from app.loop.turn import Turn
@@ -91,15 +92,16 @@ class Assistant:
         self.config = config
         self._on_event = on_event
         self.state = State.LOADING
-        self.conversation: Brain | None = None
         self.speaker: Any = None
         self.mic: Microphone | None = None
         self.echo = EchoGuard()
         self.segmenter = Segmenter(config.vad, on_event=self._on_segment)
         self.segmenter.base_end_ms = config.turn_end.base_ms(config.vad.end_silence_ms)
-        self._llm_q: queue.Queue[Turn | Callable[[], None] | None] = queue.Queue()
-        self.responder: Responder | None = None  # set by the llm thread once the model loads
         self._listening = False
+        self.llm = LlmWorker(config, self.emit, self._set_state, self._error, lambda: self._listening)
+        self.llm.on_loaded = self._brain_loaded
+        self.llm.on_end_of_turn = self._end_of_turn_known
+        self._llm_q = self.llm.queue
         self.tentative = TentativeTurns(self._llm_q.put)  # turns started at a pause
         self.hearing = Hearing(
             config.stt,
@@ -133,7 +135,8 @@ class Assistant:
             self._start_speaker()
             self._start_microphone()
             self.devices.start()
-            for name, target in (("assistant-stt", self.hearing.run), ("assistant-llm", self._llm_loop)):
+            llm_run = functools.partial(self.llm.run, self.speaker)
+            for name, target in (("assistant-stt", self.hearing.run), ("assistant-llm", llm_run)):
                 t = threading.Thread(target=target, name=name, daemon=True)
                 t.start()
                 self._threads.append(t)
@@ -183,7 +186,7 @@ class Assistant:
         if self.mic is not None:
             self.mic.close()
         self._stt_q.put(None)
-        self._llm_q.put(None)
+        self.llm.stop()
         deadline = time.monotonic() + timeout
         for t in self._threads:
             t.join(max(0.05, deadline - time.monotonic()))
@@ -256,8 +259,21 @@ class Assistant:
         return speaking or (r is not None and r.current is not None)
 
     def new_conversation(self) -> None:
+        """Forget this conversation (its session is overwritten) and start afresh."""
         self.interrupt()
-        self._llm_q.put(self._reset_conversation)
+        self.llm.new_conversation()
+
+    def open_conversation(self, directory: Path, save: bool = True) -> None:
+        """Save the current conversation (unless `save` is False) and continue the one saved in
+        `directory` (any reply in progress stops first). A `switched` event follows with its
+        messages; after it the llm thread no longer writes to the previous folder."""
+        self.interrupt()
+        self.llm.open_conversation(directory, save)
+
+    def retry(self) -> None:
+        """Answer the last turn again (any reply in progress stops first; see Responder.retry)."""
+        self.interrupt()
+        self.llm.retry()
 
     def set_muted(self, muted: bool) -> None:
         """Mute the microphone: it delivers silence (an utterance in progress ends with the words
@@ -355,47 +371,10 @@ class Assistant:
         data = {"event": ev.kind, "index": ev.index, "text": ev.text, "heard": ev.heard}
         self.emit(Event("sentence", data))
 
-    # ----- workers -----------------------------------------------------------------------------
-    def _llm_loop(self) -> None:
-        try:
-            self.conversation = open_brain(self.config.llm, self.config.remote, self.config.persona)
-            if self.config.session_dir:
-                res = load_session(self.conversation, self.config.session_dir)
-                if res.message:
-                    self.emit(Event("notice", {"message": res.message}))
-                if self.conversation.history:
-                    self.emit(Event("history", {"messages": list(self.conversation.history)}))
-            c = self.config
-            self.responder = Responder(
-                self.conversation,
-                self.speaker,
-                self.emit,
-                self._set_state,
-                self._error,
-                first_chunk_chars=c.first_chunk_chars,
-                heard_ok=c.heard_ok,
-                session_dir=c.session_dir,
-            )
-            self.responder.on_end_of_turn = self._end_of_turn_known
-            if not self.conversation.reads_end_of_turn:  # a server: the fixed rule
-                self.segmenter.base_end_ms = c.vad.end_silence_ms
-            stats = self.conversation.context_stats()
-            log.info("language model ready (%s)", c.remote.url if c.remote else Path(c.llm.model_path).name)
-            self.emit(Event("loading", {"part": "llm", "done": True, "stats": stats}))
-        except Exception as exc:
-            self._error(f"Language model unavailable: {exc}", "llm")
-        self._set_state(State.IDLE)
-        while (item := self._llm_q.get()) is not None:
-            if callable(item):
-                item()
-                continue
-            if self.responder is None:
-                if item.pending is None or item.pending.wait():  # a tentative turn: once certain
-                    self._unanswered(item)
-                continue
-            self.responder.run(item)
-        if self.responder is not None:
-            self.responder.save_session()  # the last turn's details arrived after its save
+    # ----- the llm thread's callbacks --------------------------------------------------------
+    def _brain_loaded(self, brain: Brain) -> None:
+        if not brain.reads_end_of_turn:  # a server: the fixed silence rule
+            self.segmenter.base_end_ms = self.config.vad.end_silence_ms
 
     def _end_of_turn_known(self, turn: Turn) -> None:
         """llm thread: a tentative turn's words are evaluated; their end-of-turn probability
@@ -407,20 +386,16 @@ class Assistant:
             self.segmenter.set_end_silence(ms, turn.end_sample)
         log.debug("end of turn: P=%s -> %d ms of silence", turn.end_of_turn, ms)
 
-    def _unanswered(self, turn: Turn) -> None:
-        """No language model: the words are handed back (front ends keep them), not dropped."""
-        self.emit(unanswered(turn.text, "No language model is loaded, so this was not answered."))
-        if not self._listening:
-            self._set_state(State.IDLE)
-
-    def _reset_conversation(self) -> None:
-        if self.conversation is not None:
-            self.conversation.reset()
-            if self.config.session_dir:
-                save_session(self.conversation, self.config.session_dir)
-            self.emit(Event("reset", self.conversation.context_stats()))
-
     # ----- helpers -----------------------------------------------------------------------------
+    @property
+    def conversation(self) -> Brain | None:
+        """The brain, once the llm thread has loaded it."""
+        return self.llm.brain
+
+    @property
+    def responder(self) -> Responder | None:
+        return self.llm.responder
+
     @property
     def transcriber(self) -> Transcriber | None:
         return self.hearing.transcriber

@@ -19,7 +19,7 @@ class State(enum.Enum):
 @dataclass
 class Event:
     """kind: state | level | loading | transcript | user | token | sentence | heard | turn |
-    history | reset | error | notice | unanswered."""
+    history | reset | switched | retracted | error | notice | unanswered."""
 
     kind: str
     data: dict[str, Any] = field(default_factory=dict)

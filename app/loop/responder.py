@@ -1,7 +1,8 @@
 """Answering one turn: wait for a tentative turn's confirmation, stream the reply, hand each
 sentence (the first may be a clause) to the Speaker as soon as it is complete, save the session,
 and report the turn once its speech has started. After a barge-in, `settle_heard` makes the
-assistant remember only what the listener heard of the reply (`heard.py`).
+assistant remember only what the listener heard of the reply (`heard.py`). Between turns:
+`retry` answers the newest turn again, `open_session` continues another saved conversation.
 
 Threads: `run` is called on the llm thread only (it owns the Conversation). `current` (the turn
 being generated) and `speaking` (the turn whose voice is playing) are read from other threads
@@ -17,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.brain.brain import Brain, BrainError, save_session
+from app.brain.brain import Brain, BrainError, load_session, save_session
 from app.brain.records import Message
 from app.loop.events import Event, State, unanswered
 from app.loop.turn import Turn
@@ -150,6 +151,42 @@ class Responder:
         log.info("barge-in: %d of %d reply characters were heard and are remembered", len(heard), len(full))
         self.save_session()
         self._emit(Event("heard", {"text": heard, "unspoken": unspoken}))
+
+    def retry(self) -> None:
+        """llm thread: answer the newest exchange again (Retry): it leaves the conversation
+        exactly (`retracted` event: front ends take it off the screen), then its words are a
+        new turn, drawn with another seed."""
+        text = self.conversation.retract_last_turn()
+        if text is None:
+            self._emit(Event("notice", {"message": "There is no finished reply to retry."}))
+            return
+        self.last_answered = None
+        self._emit(Event("retracted", {"text": text, "stats": self.conversation.context_stats()}))
+        self.run(Turn(text, time.perf_counter(), typed=True))
+
+    def open_session(self, directory: Path, save: bool = True) -> None:
+        """llm thread: save this conversation (unless `save` is False: it is being deleted),
+        then continue the one saved in `directory` (its llama state restored as saved when it
+        matches, else its history re-read; an empty folder is a new conversation). A `switched`
+        event carries its messages and the time it took."""
+        t0 = time.perf_counter()
+        if save:
+            self.save_session()
+        self.conversation.reset()
+        self.session_dir = directory
+        self.last_answered = None
+        result = load_session(self.conversation, directory)
+        ms = (time.perf_counter() - t0) * 1000
+        log.info("conversation %s opened in %.0f ms (resumed=%s)", directory.name, ms, result.resumed)
+        data = {
+            "messages": list(self.conversation.history),
+            "resumed": result.resumed,
+            "replayed_turns": result.replayed_turns,
+            "message": result.message,
+            "ms": ms,
+            "stats": self.conversation.context_stats(),
+        }
+        self._emit(Event("switched", data))
 
     def save_session(self) -> None:
         """llm thread: write the session (when there is one); a failure is reported, not raised."""

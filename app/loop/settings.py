@@ -48,6 +48,8 @@ class AppSettings:
     theme: str = "system"  # "system" (follow the desktop's light/dark), "light" or "dark"
     close_to_tray: bool = False  # closing the window hides it to the tray (when there is one)
     first_run_done: bool = False  # the welcome note was shown
+    conversation: str = ""  # the open conversation's id (conversation_store); it opens at start
+    sidebar: bool = True  # the conversations sidebar is shown (when the window is wide enough)
     # Sampler settings the user changed (SamplingConfig field -> value); the rest follow the
     # defaults, so improved defaults reach everyone who did not tune them.
     sampling: dict[str, float] = field(default_factory=dict)
@@ -116,8 +118,17 @@ def sampling_config(overrides: dict[str, float]) -> SamplingConfig:
     return dataclasses.replace(defaults, **kept)
 
 
+LEGACY_SESSION = "session"  # the one session folder before conversations had a folder each
+
+
+def conversations_dir() -> Path:
+    """Where the window keeps its conversations (conversation_store)."""
+    return data_dir() / "conversations"
+
+
 def assistant_config(s: AppSettings, session_dir: Path | None = None):
-    """The AssistantConfig these settings describe (catalog defaults for empty model paths)."""
+    """The AssistantConfig these settings describe (catalog defaults for empty model paths;
+    `session_dir`: the conversation to continue)."""
     from app.brain.persona import Persona
     from app.brain.records import LlmConfig, RemoteConfig
     from app.catalog.catalog import default_model_path
@@ -157,5 +168,5 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None):
         input_device=device(s.input_device),
         hands_free=s.hands_free,
         turn_end=TurnEndConfig(rule=s.turn_end if s.turn_end in RULES else "words"),
-        session_dir=session_dir if session_dir is not None else data_dir() / "session",
+        session_dir=session_dir if session_dir is not None else data_dir() / LEGACY_SESSION,
     )

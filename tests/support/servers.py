@@ -86,6 +86,7 @@ class FaultServer:
         self.mode = "ok"
         self.stall_s = 5.0
         self.requests = 0
+        self.bodies: list[dict] = []  # the chat requests received, as sent
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -107,11 +108,12 @@ class FaultServer:
                     self._json(404, {"error": {"message": "not found"}})
 
             def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 if not self.path.endswith("/chat/completions"):
                     self._json(404, {"error": {"message": "not found"}})
                     return
                 server.requests += 1
+                server.bodies.append(json.loads(raw or b"{}"))
                 mode = server.mode
                 if mode == "stall":
                     time.sleep(server.stall_s)

@@ -1,0 +1,117 @@
+"""Loading progress and the assistant's problems, each shown where it belongs: a banner per
+source (language model, speech recognition, microphone, speaker, server), the first-run panel
+when a default model is missing, a passing status message for the rest. A problem's banner goes
+when that part loads or comes back. GUI thread only; it only shows.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QProgressBar
+
+from app.catalog.catalog import FETCH_HINT
+from app.gui.banners import BannerArea
+from app.gui.model_setup import ModelSetup, missing_default
+from app.gui.widgets import ContextGauge
+from app.logs import since_start_ms
+from app.loop.settings import AppSettings
+
+log = logging.getLogger(__name__)
+PARTS = ("llm", "whisper")  # what loads before the assistant is ready
+
+
+class Problems:
+    def __init__(
+        self,
+        loading: QProgressBar,
+        banners: BannerArea,
+        setup: ModelSetup,
+        gauge: ContextGauge,
+        status: Callable[[str], None],
+        settings: Callable[[], AppSettings],
+        open_settings: Callable[[], None],
+    ) -> None:
+        """`status(text)`: a passing message; `settings()`: the window's current settings."""
+        self.loading = loading
+        self.banners = banners
+        self.setup = setup
+        self.gauge = gauge
+        self._status = status
+        self._settings = settings
+        self._open_settings = open_settings
+        self._loaded: set[str] = set()
+        self.llm_failed = False  # the language model could not load: typed text stays put
+
+    def restart(self) -> None:
+        """The assistant (re)starts: its problems are checked again, so their messages go."""
+        self._loaded.clear()
+        self.llm_failed = False
+        self.banners.clear("llm", "whisper", "microphone", "tts", "hotkey")
+        self.gauge.update_stats({})
+        self.loading.setValue(0)
+        self.loading.show()
+
+    def handle(self, kind: str, d: dict) -> None:
+        handler = getattr(self, f"_on_{kind}", None)
+        if handler is not None:
+            handler(d)
+
+    def _part_done(self, part: str) -> None:
+        self._loaded.add(part)
+        self.loading.setValue(len(self._loaded))
+        if self._loaded.issuperset(PARTS):
+            log.info("models loaded %.0f ms after the process started", since_start_ms())
+            QTimer.singleShot(300, self.loading.hide)
+
+    def _on_loading(self, d: dict) -> None:
+        self.banners.clear(d["part"])  # it loaded: an earlier problem with it is gone
+        if "stats" in d:
+            self.gauge.update_stats(d["stats"])
+        self._part_done(d["part"])
+
+    def _on_turn(self, d: dict) -> None:
+        if d.get("gen_tokens"):
+            self.banners.clear("brain")
+
+    def _on_device(self, d: dict) -> None:
+        """A microphone or speaker went away (a banner until it is back) or came back."""
+        source = "microphone" if d["direction"] == "input" else "speaker"
+        if d["change"] == "lost":
+            self.banners.show_message(source, d["message"], "warning", "Settings…", self._open_settings)
+        else:
+            self.banners.clear(source)
+            self._status(d["message"])
+
+    def _on_error(self, d: dict) -> None:
+        source, msg = d.get("source", ""), d["message"]
+        if source in PARTS:
+            self._part_done(source)
+            self._model_missing(source, msg)
+        elif source in ("microphone", "brain"):  # a reply failed (a server): the next good turn clears it
+            kind = "warning" if source == "microphone" else "error"
+            self.banners.show_message(source, msg, kind, "Settings…", self._open_settings)
+        elif source == "tts":
+            self.banners.show_message(source, msg, "warning")
+        else:
+            self._status(msg)
+
+    def _model_missing(self, source: str, msg: str) -> None:
+        s = self._settings()
+        if source == "llm":
+            self.llm_failed = True
+            self.gauge.update_stats({})
+        remote = bool(s.llm_url) and source == "llm"
+        configured = s.llm_model if source == "llm" else s.whisper_model
+        if not remote and (entry := missing_default(source, configured)):
+            self.setup.need(source, entry)  # first run: offer to fetch it, no error banner
+            return
+        if remote:
+            hint = " Fix: start the server, or change it in Settings → Models."
+        elif "fetch" not in msg:
+            hint = f" Fix: run `{FETCH_HINT}`, or choose a model file in Settings."
+        else:
+            hint = ""
+        self.banners.show_message(source, msg + hint, "error", "Settings…", self._open_settings)

@@ -1,0 +1,132 @@
+"""The llm thread: load the brain (and the saved conversation), then do what arrives on its
+queue, in order: turns (answered by the Responder) and jobs between turns (remember what was
+heard after a barge-in, Retry, a new conversation, open another saved conversation).
+
+Threads: `run` is the llm thread's body; `put` and the job methods may be called from any thread
+and return at once. `brain` and `responder` are set by the llm thread once the model has loaded
+(None before, and when it failed to load); other threads only read them.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.brain.brain import Brain, load_session, open_brain, save_session
+from app.brain.session_files import read_history
+from app.loop.events import Event, State, unanswered
+from app.loop.responder import Responder
+from app.loop.turn import Turn
+
+if TYPE_CHECKING:
+    from app.loop.assistant import AssistantConfig
+
+log = logging.getLogger(__name__)
+Job = Turn | Callable[[], None] | None  # None ends the thread
+
+
+class LlmWorker:
+    def __init__(
+        self,
+        config: AssistantConfig,
+        emit: Callable[[Event], None],
+        set_state: Callable[[State], None],
+        error: Callable[[str, str], None],
+        listening: Callable[[], bool],
+    ) -> None:
+        """`emit`, `set_state`, `error(message, source)`: the assistant's (any thread);
+        `listening()`: whether push-to-talk is held (the state then stays LISTENING)."""
+        self.config = config
+        self._emit = emit
+        self._set_state = set_state
+        self._error = error
+        self._listening = listening
+        self.queue: queue.Queue[Job] = queue.Queue()
+        self.put = self.queue.put
+        self.brain: Brain | None = None
+        self.responder: Responder | None = None
+        # Set before `run`: called on the llm thread once the brain is there / per tentative turn
+        self.on_loaded: Callable[[Brain], None] = lambda brain: None
+        self.on_end_of_turn: Callable[[Turn], None] = lambda turn: None
+
+    # ----- jobs (any thread) -------------------------------------------------------------------
+    def new_conversation(self) -> None:
+        self.put(self._reset)
+
+    def open_conversation(self, directory: Path, save: bool = True) -> None:
+        self.put(lambda: self._open(directory, save))
+
+    def retry(self) -> None:
+        self.put(lambda: self.responder.retry() if self.responder else None)
+
+    def stop(self) -> None:
+        self.put(None)
+
+    # ----- the llm thread ----------------------------------------------------------------------
+    def run(self, speaker: Any) -> None:
+        """The thread's body: load, then work until `stop()`. `speaker`: a Speaker or
+        ExternalSpeaker, already made."""
+        self._load(speaker)
+        self._set_state(State.IDLE)
+        while (item := self.queue.get()) is not None:
+            if callable(item):
+                item()
+                continue
+            if self.responder is None:
+                if item.pending is None or item.pending.wait():  # a tentative turn: once certain
+                    self._unanswered(item)
+                continue
+            self.responder.run(item)
+        if self.responder is not None:
+            self.responder.save_session()  # the last turn's details arrived after its save
+
+    def _load(self, speaker: Any) -> None:
+        c = self.config
+        try:
+            brain = open_brain(c.llm, c.remote, c.persona)
+            self.brain = brain
+            if c.session_dir:
+                res = load_session(brain, c.session_dir)
+                if res.message:
+                    self._emit(Event("notice", {"message": res.message}))
+                if brain.history:
+                    self._emit(Event("history", {"messages": list(brain.history)}))
+            self.responder = Responder(
+                brain,
+                speaker,
+                self._emit,
+                self._set_state,
+                self._error,
+                first_chunk_chars=c.first_chunk_chars,
+                heard_ok=c.heard_ok,
+                session_dir=c.session_dir,
+            )
+            self.responder.on_end_of_turn = self.on_end_of_turn
+            self.on_loaded(brain)
+            log.info("language model ready (%s)", c.remote.url if c.remote else Path(c.llm.model_path).name)
+            self._emit(Event("loading", {"part": "llm", "done": True, "stats": brain.context_stats()}))
+        except Exception as exc:
+            self._error(f"Language model unavailable: {exc}", "llm")
+
+    def _unanswered(self, turn: Turn) -> None:
+        """No language model: the words are handed back (front ends keep them), not dropped."""
+        self._emit(unanswered(turn.text, "No language model is loaded, so this was not answered."))
+        if not self._listening():
+            self._set_state(State.IDLE)
+
+    def _reset(self) -> None:
+        if self.brain is not None:
+            self.brain.reset()
+            if self.config.session_dir:
+                save_session(self.brain, self.config.session_dir)
+            self._emit(Event("reset", self.brain.context_stats()))
+
+    def _open(self, directory: Path, save: bool) -> None:
+        self.config.session_dir = directory  # also where a model loaded later would resume
+        if self.responder is not None:
+            self.responder.open_session(directory, save)
+        else:  # no model: the saved words are still shown
+            self._emit(Event("switched", {"messages": read_history(directory), "ms": 0.0, "stats": {}}))
