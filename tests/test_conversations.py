@@ -13,12 +13,13 @@ from app.brain.records import Message
 from app.brain.session_files import META
 from app.loop.conversation_store import UNTITLED, ConversationStore, title_from
 from tests.test_gui import close_window, open_window, shot
+from tests.test_gui_truth import wait_reply
 
 
 def _say(qtbot, w, text: str) -> None:
     n = len(w.chat.messages)
     w.bridge.send_text(text)
-    qtbot.waitUntil(lambda: len(w.chat.messages) == n + 2 and bool(w.chat.messages[-1].latency), timeout=60000)
+    wait_reply(qtbot, w, n + 2)
     qtbot.waitUntil(lambda: w.pill.state == "idle", timeout=60000)
 
 

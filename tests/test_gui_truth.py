@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
+from app.brain.session_files import read_history
 from app.gui.settings_dialog import SettingsDialog
 from app.loop.events import State
 from app.loop.settings import AppSettings
@@ -183,21 +184,17 @@ def test_rename_keeps_earlier_names_and_details_survive_a_restart(qtbot, config_
     close_window(w2)
 
 
-def test_new_conversation_asks_first(qtbot, config_dir, virtual_audio) -> None:
+def test_a_new_conversation_loses_nothing(qtbot, config_dir, virtual_audio) -> None:
+    """New needs no confirmation: the conversation it leaves stays in the sidebar, whole."""
     w = open_window(qtbot, AppSettings(n_ctx=1024))
     w.bridge.send_text("Hello there!")
     wait_reply(qtbot, w, 2)
-
-    def answer(button: QMessageBox.StandardButton) -> None:
-        QTimer.singleShot(200, lambda: w.confirm.button(button).click())
-
-    answer(QMessageBox.StandardButton.Cancel)
-    w.new_conversation()
-    assert len(w.chat.messages) == 2 and len(w.bridge.history()) == 2
-    answer(QMessageBox.StandardButton.Yes)
-    w.new_conversation()
+    old = w.conversations.current
+    w.menu_actions["new"].trigger()
     assert w.chat.messages == []
     qtbot.waitUntil(lambda: w.bridge.history() == [], timeout=10000)
+    assert w.sidebar.ids()[1:] == [old]
+    assert [m.text for m in read_history(w.conversations.store.path(old))][:1] == ["Hello there!"]
     close_window(w)
 
 

@@ -43,6 +43,9 @@ def test_dark_light_and_following_the_system(qtbot, config_dir, virtual_audio) -
         # View → Appearance → Light: applied and remembered
         w.menu_actions["theme_light"].trigger()
         assert not w.theme.dark and _window_color() != "#202226"
+        base = QApplication.instance().palette().color(QPalette.ColorRole.Base)
+        for widget in (w.chat, w.sidebar.list, w.input):  # the widgets, not only the application
+            assert widget.palette().color(QPalette.ColorRole.Base) == base, widget.accessibleName()
         assert AppSettings.load().theme == "light"
         # "Same as the system" follows the desktop's scheme as it changes. Offscreen Qt has no
         # desktop, so the test emits the style hints' signal the desktop would cause (labelled).

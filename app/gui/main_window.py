@@ -67,9 +67,11 @@ class MainWindow(QMainWindow):
         self.bridge = bridge or AssistantBridge(self)
         self.setWindowTitle("talk-llama")
         self.resize(940, 640)
-        self._build()
+        # The style and palette first: a widget with a style sheet (the focus rings) that is
+        # polished before the application's style changes keeps the old palette (Qt 6.11).
         self.theme = theme()
         self.theme.apply(settings.theme)
+        self._build()
         self._quitting = False  # Quit, not a close that may hide to the tray
         self.bridge.event.connect(self.on_event)
         self.hotkey = GlobalHotkey(self.bridge.press, self.bridge.release)
@@ -88,6 +90,7 @@ class MainWindow(QMainWindow):
     def _build(self) -> None:
         s = self.settings
         central = QWidget()
+        central.setStyleSheet(FOCUS_STYLE)
         root = QVBoxLayout(central)
         self.banners = BannerArea()
         root.addWidget(self.banners)
@@ -137,17 +140,20 @@ class MainWindow(QMainWindow):
         talk.addWidget(self.stop_btn)
         root.addLayout(talk)
         self.sidebar = Sidebar()
+        self.sidebar.setStyleSheet(FOCUS_STYLE)
         self.split = QSplitter(Qt.Orientation.Horizontal)
-        self.split.setStyleSheet(FOCUS_STYLE)
         self.split.addWidget(self.sidebar)
         self.split.addWidget(central)
         self.split.setStretchFactor(1, 1)
         self.split.setChildrenCollapsible(False)
         self.split.setSizes([230, 710])
         self.setCentralWidget(self.split)
-        order = [self.sidebar.new_btn, self.sidebar.list, self.chat, self.input, self.send_btn, self.ptt]
-        for a, b in zip(order, [*order[1:], self.stop_btn], strict=True):
+        # The conversation first (it has the focus at start, so the talk key works at once),
+        # then typing and talking, then the conversations list.
+        order = [self.chat, self.input, self.send_btn, self.ptt, self.stop_btn, self.sidebar.new_btn]
+        for a, b in zip(order, [*order[1:], self.sidebar.list], strict=True):
             self.setTabOrder(a, b)
+        self.chat.setFocus()
         self.problems = Problems(
             self.loading,
             self.banners,

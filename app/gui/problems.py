@@ -59,10 +59,16 @@ class Problems:
         if handler is not None:
             handler(d)
 
-    def _part_done(self, part: str) -> None:
+    def _part_done(self, part: str, failed: bool = False) -> None:
+        """`part` loaded or failed; the progress bar goes when every part has (after a moment
+        at 100 % when the last one loaded)."""
         self._loaded.add(part)
         self.loading.setValue(len(self._loaded))
-        if self._loaded.issuperset(PARTS):
+        if not self._loaded.issuperset(PARTS):
+            return
+        if failed:
+            self.loading.hide()
+        else:
             log.info("models loaded %.0f ms after the process started", since_start_ms())
             QTimer.singleShot(300, self.loading.hide)
 
@@ -88,7 +94,7 @@ class Problems:
     def _on_error(self, d: dict) -> None:
         source, msg = d.get("source", ""), d["message"]
         if source in PARTS:
-            self._part_done(source)
+            self._part_done(source, failed=True)
             self._model_missing(source, msg)
         elif source in ("microphone", "brain"):  # a reply failed (a server): the next good turn clears it
             kind = "warning" if source == "microphone" else "error"

@@ -128,6 +128,10 @@ class Sidebar(QWidget):
     def sizeHint(self) -> QSize:
         return QSize(220, 400)
 
+    def minimumSizeHint(self) -> QSize:
+        """None: a narrow window hides the sidebar (MainWindow) instead of refusing to narrow."""
+        return QSize(0, 0)
+
     # ----- contents ----------------------------------------------------------------------------
     def show_list(self, conversations: list[SavedConversation], current: str) -> None:
         """Replace the list; `current` is selected."""

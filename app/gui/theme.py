@@ -101,6 +101,11 @@ class Theme(QObject):
         dark = self._system == Qt.ColorScheme.Dark if self.choice == "system" else self.choice == "dark"
         self.dark = dark
         self._app.setPalette(dark_palette() if dark else self._light)
+        for widget in self._app.allWidgets():
+            # Qt 6.11: the palette change does not reach widgets under a style sheet (they
+            # keep the old one); setting the sheet again re-polishes them with the new palette.
+            if widget.styleSheet():
+                widget.setStyleSheet(widget.styleSheet())
         log.info("theme: %s (%s)", "dark" if dark else "light", self.choice)
         self.changed.emit(dark)
 
