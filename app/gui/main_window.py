@@ -36,12 +36,8 @@ from app.gui.problems import Problems
 from app.gui.sidebar import Sidebar
 from app.gui.theme import theme
 from app.gui.tray import TrayActions, TrayIcon
-from app.gui.widgets import (
-    ContextGauge,
-    LevelMeter,
-    PttButton,
-    StatusPill,
-)
+from app.gui.voice_orb import VoiceOrb
+from app.gui.widgets import ContextGauge, StatusPill
 from app.loop.settings import AppSettings, assistant_config
 
 log = logging.getLogger(__name__)
@@ -109,10 +105,9 @@ class MainWindow(QMainWindow):
 
         status = QHBoxLayout()
         self.pill = StatusPill()
-        self.meter = LevelMeter()
         self.gauge = ContextGauge()
         status.addWidget(self.pill)
-        status.addWidget(self.meter, 1)
+        status.addStretch(1)
         status.addWidget(self.gauge)
         root.addLayout(status)
 
@@ -128,13 +123,13 @@ class MainWindow(QMainWindow):
         root.addLayout(typing)
 
         talk = QHBoxLayout()
-        self.ptt = PttButton(s.ptt_key)
+        self.ptt = VoiceOrb(s.ptt_key)
         self.ptt.pressed.connect(self.bridge.press)
         self.ptt.released.connect(self.bridge.release)
         self.stop_btn = QPushButton("■  Stop  (Esc)")
         self.stop_btn.setAccessibleName("Stop speaking")
         self.stop_btn.setToolTip("Stop the reply now (Escape)")
-        self.stop_btn.setMinimumHeight(56)
+        self.stop_btn.setMinimumHeight(64)
         self.stop_btn.clicked.connect(self.bridge.interrupt)
         talk.addWidget(self.ptt, 1)
         talk.addWidget(self.stop_btn)
@@ -310,13 +305,17 @@ class MainWindow(QMainWindow):
     def _on_state(self, d: dict) -> None:
         state = d["state"].value
         self.pill.set_state(state)
+        self.ptt.set_state(state)
         self.tray.set_state(state)
         self.chat.can_retry = state == "idle"
         if state not in ("speaking", "thinking"):
             self.feed.speech_ended()
 
     def _on_level(self, d: dict) -> None:
-        self.meter.set_rms(d["rms"])
+        self.ptt.set_input_level(d["rms"])
+
+    def _on_output_level(self, d: dict) -> None:
+        self.ptt.set_output_level(d["rms"])
 
     def _on_turn(self, d: dict) -> None:
         self.gauge.update_stats(d)

@@ -1,19 +1,15 @@
-"""Small widgets of the main window: level meter, status pill, context gauge, banner, PTT button.
-Paint-only; no core work. (The conversation view is chat_view.py.)"""
+"""Small widgets of the main window: status pill, context gauge, banner. Paint-only; no core
+work. (The conversation view is chat_view.py, the push-to-talk orb voice_orb.py.)"""
 
 from __future__ import annotations
 
-import math
-
-from PySide6.QtCore import QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QPainter, QPalette
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
     QProgressBar,
     QPushButton,
-    QSizePolicy,
     QWidget,
 )
 
@@ -25,39 +21,6 @@ STATE_COLORS = {
     "thinking": "#7b4fc4",
     "speaking": "#2a73c9",
 }
-
-
-class LevelMeter(QWidget):
-    """Microphone level (dBFS mapped to 0..1), with a slow-falling peak."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.level = 0.0
-        self.setMinimumSize(40, 14)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.setAccessibleName("Microphone level")
-
-    def set_rms(self, rms: float) -> None:
-        db = 20 * math.log10(max(rms, 1e-6))
-        target = min(1.0, max(0.0, (db + 60) / 60))
-        level = target if target > self.level else self.level * 0.85 + target * 0.15
-        moved = abs(level - self.level) * self.width() >= 0.5  # repaint only a visible change
-        self.level = level
-        if moved:
-            self.update()
-
-    def paintEvent(self, _event) -> None:
-        p = QPainter(self)
-        pal = self.palette()
-        r = QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5)
-        p.setPen(pal.color(QPalette.ColorRole.Mid))
-        p.setBrush(pal.color(QPalette.ColorRole.Base))
-        p.drawRoundedRect(r, 4, 4)
-        fill = QRectF(r.x() + 1, r.y() + 1, (r.width() - 2) * self.level, r.height() - 2)
-        color = QColor("#2e9d4f") if self.level < 0.85 else QColor("#d04a2f")
-        p.setPen(Qt.PenStyle.NoPen)
-        p.setBrush(color)
-        p.drawRoundedRect(fill, 3, 3)
 
 
 class StatusPill(QLabel):
@@ -180,38 +143,3 @@ class Banner(QFrame):
         close.setAccessibleName("Dismiss message")
         close.clicked.connect(self.deleteLater)
         lay.addWidget(close)
-
-
-class PttButton(QPushButton):
-    """Press-and-hold push-to-talk; its label says which mode the assistant listens in."""
-
-    def __init__(self, key_name: str, hands_free: bool = False, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setMinimumHeight(56)
-        self.setAccessibleName("Push to talk")
-        self.muted = False
-        self.set_mode(key_name, hands_free)
-        self.setStyleSheet(
-            "QPushButton { font-size: 16px; font-weight: 600; }"
-            " QPushButton:pressed { background: #2e9d4f; color: white; }"
-        )
-
-    def set_muted(self, muted: bool) -> None:
-        """The microphone is muted: the button says so (and how to undo it) instead."""
-        self.muted = muted
-        self.set_mode(self._key, self._hands_free)
-
-    def set_mode(self, key_name: str, hands_free: bool) -> None:
-        self._key, self._hands_free = key_name, hands_free
-        if self.muted:
-            self.setText("Microphone muted  ·  Ctrl+M to unmute")
-            self.setToolTip("The microphone is muted: nothing is heard until you unmute it.")
-        elif hands_free:
-            self.setText(f"Hands-free: just talk  ·  or hold ({key_name})")
-            self.setToolTip(
-                f"Hands-free is on: speak and the assistant answers when you pause.\n"
-                f"You can also hold this button or {key_name} to talk."
-            )
-        else:
-            self.setText(f"Hold to talk  ({key_name})")
-            self.setToolTip(f"Press and hold this button, or the {key_name} key, while you speak.")

@@ -150,6 +150,7 @@ class Assistant:
         else:
             self.speaker = Speaker(c.speaker, on_event=self._on_speaker)
             self.speaker.on_output = self.echo.note_output
+            self.speaker.on_level = self._on_output_level
         if not self.speaker.available:
             self._error(
                 f"No voice output: {self.speaker.problem}. Replies will be shown as text only.", "tts"
@@ -308,6 +309,10 @@ class Assistant:
     # ----- callbacks from audio threads -------------------------------------------------------
     def _on_level(self, level: Level) -> None:
         self.emit(Event("level", {"rms": level.rms, "peak": level.peak}))
+
+    def _on_output_level(self, rms: float) -> None:
+        if self._levels_wanted:  # the voice's level, for a front end that shows it
+            self.emit(Event("output_level", {"rms": rms}))
 
     def _on_mic_error(self, message: str) -> None:
         """The stream failed (device gone): the end of speech may never come, so a tentative

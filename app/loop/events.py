@@ -18,7 +18,7 @@ class State(enum.Enum):
 
 @dataclass
 class Event:
-    """kind: state | level | loading | transcript | user | token | sentence | heard | turn |
+    """kind: state | level | output_level | loading | transcript | user | token | sentence | heard | turn |
     history | reset | switched | retracted | error | notice | unanswered."""
 
     kind: str
