@@ -140,10 +140,33 @@ def rows() -> list[tuple[str, str, str, str]]:
         out.append(
             (
                 "chatview",
-                f"{r['messages']} messages: open · redraw while a reply streams, p50 (whole view redrawn)",
+                f"{r['messages']} messages (bubbles): open · redraw while a reply streams, p50 "
+                "(whole view redrawn)",
                 f"{r['open_ms_p50']} · {r['redraw_ms_p50']} ms ({r['full_redraw_ms_p50']} ms; "
                 f"{r['redraw_speedup']}× faster)",
                 "reported",
+            )
+        )
+    if r := load("switch"):
+        out.append(
+            (
+                "switch",
+                f"open a conversation with a full {r['n_ctx']}-token context: state restored vs "
+                "re-evaluated, p50 of 5",
+                f"{r['switch_ms_p50']} vs {r['reevaluate_ms_p50']} ms ({r['speedup']}×; "
+                f"state file {r['state_mb']} MB)",
+                "reported",
+            )
+        )
+    if r := load("orb"):
+        met = "met" if min(r["quiet_fps"], r["busy_fps"]) >= 30 else "**missed**"
+        out.append(
+            (
+                "orb",
+                "voice orb while speaking: frames a second · GUI-thread CPU per frame, quiet / one core busy",
+                f"{r['quiet_fps']} · {r['quiet_gui_ms_per_frame']} ms / {r['busy_fps']} · "
+                f"{r['busy_gui_ms_per_frame']} ms (idle: {r['quiet_idle_fps']:.0f} frames)",
+                f"≥ 30 fps ({met})",
             )
         )
     for name in ("coldstart", "coldstart-cold"):

@@ -134,7 +134,7 @@ class VoiceOrb(QAbstractButton):
         dt = min(self._clock.restart() / 1000, 0.1)
         self._phase += dt
         # up fast (a syllable shows at once), down slower (no flicker between words)
-        rate = 18.0 if self._target > self._shown else 6.0
+        rate = 18.0 if self._target > self._shown else 9.0
         self._shown += (self._target - self._shown) * min(1.0, rate * dt)
         self.update()
         self._animate()
