@@ -153,6 +153,7 @@ class EchoGuard:
         self.config = c = config or EchoConfig()
         self._timeline = _Timeline()
         self._playing_until = 0.0
+        self._latency_s = 0.0  # the output stream's latency (what the device still holds)
         self._aec = None
         if c.use_canceller:
             if speex_aec.available():
@@ -179,15 +180,19 @@ class EchoGuard:
         self._user_talking = False  # a barge-in happened; pass the user's audio until ungated
 
     # ----- speaker side ---------------------------------------------------------------------
-    def note_output(self, samples: np.ndarray, rate: int) -> None:
-        """The speaker is about to write these samples (blocking write: they play next)."""
+    def note_output(self, samples: np.ndarray, rate: int, latency_s: float = 0.0) -> None:
+        """The speaker is about to write these samples (blocking write: they play next, and are
+        heard `latency_s` later: the device's buffer). The gate stays closed until the last
+        sample has been heard, plus `tail_ms`."""
         self._timeline.append(samples, rate)
         tl = self._timeline
-        self._playing_until = tl.t0 + tl.head / RATE + self.config.tail_ms / 1000
+        self._latency_s = max(0.0, min(latency_s, 1.0))
+        self._playing_until = tl.t0 + tl.head / RATE + self._latency_s + self.config.tail_ms / 1000
 
     def playback_stopped(self) -> None:
+        """The queue ran out (the device still plays its buffer) or playback was cut."""
         self._timeline.truncate()
-        self._playing_until = time.monotonic() + self.config.tail_ms / 1000
+        self._playing_until = time.monotonic() + self._latency_s + self.config.tail_ms / 1000
 
     @property
     def gated(self) -> bool:

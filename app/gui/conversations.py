@@ -94,7 +94,7 @@ class Conversations:
 
     def new(self) -> None:
         """An empty conversation (the open one if it is empty already)."""
-        if self.store.get(self.current).empty and not self.feed.chat.messages:
+        if self._empty(self.current):
             self.refresh()
             return
         self.open(self.store.create().id)
@@ -166,12 +166,12 @@ class Conversations:
     # ----- helpers -----------------------------------------------------------------------------------
     def _leave(self) -> None:
         """Leaving the open conversation: an empty one is not kept."""
-        if (
-            self.store.exists(self.current)
-            and self.store.get(self.current).empty
-            and not self.feed.chat.messages
-        ):
+        if self._empty(self.current):
             self.store.discard(self.current)
+
+    def _empty(self, conv_id: str) -> bool:
+        """Nothing said in it yet (nothing saved, nothing on screen)."""
+        return self.store.exists(conv_id) and self.store.get(conv_id).empty and not self.feed.chat.messages
 
     def _remember(self, conv_id: str) -> None:
         s = self._settings()

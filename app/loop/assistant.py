@@ -33,21 +33,19 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from app.brain.brain import Brain
-from app.brain.persona import Persona
-from app.brain.records import LlmConfig, RemoteConfig
 from app.ears import vad
 from app.ears.early_transcription import EarlyTranscription
 from app.ears.echo import EchoGuard
 from app.ears.microphone import Level, Microphone, MicrophoneError
-from app.ears.transcriber import SttConfig, Transcriber
-from app.ears.vad import RATE, Segmenter, SegmentEvent, VadConfig
+from app.ears.transcriber import Transcriber
+from app.ears.vad import RATE, Segmenter, SegmentEvent
+from app.loop.assistant_config import AssistantConfig
 from app.loop.devices import DeviceFaults
 from app.loop.events import Event, State
 from app.loop.hearing import Hearing
@@ -55,34 +53,12 @@ from app.loop.llm_worker import LlmWorker
 from app.loop.responder import Responder
 from app.loop.tentative_turns import TentativeTurns
 from app.loop.turn import Turn
-from app.loop.turn_end import TurnEndConfig, end_silence_ms
-from app.voice.speaker import Speaker, SpeakerConfig, SpeakerEvent
+from app.loop.turn_end import end_silence_ms
+from app.voice.speaker import Speaker, SpeakerEvent
 
 log = logging.getLogger(__name__)
 LIVE_BLOCK_S = 0.04  # microphone period when the audio is used as it comes (segmenter, meter)
 SLOW_BLOCK_S = 0.1  # ... and when nothing watches it live (push-to-talk, window hidden)
-
-
-@dataclass
-class AssistantConfig:
-    llm: LlmConfig
-    stt: SttConfig
-    remote: RemoteConfig | None = None  # an OpenAI-compatible server instead of the local model
-    persona: Persona = field(default_factory=Persona)
-    vad: VadConfig = field(default_factory=VadConfig)
-    speaker: SpeakerConfig = field(default_factory=SpeakerConfig)
-    input_device: int | str | None = None
-    hands_free: bool = False
-    wake_command: str = ""
-    heard_ok: str = ""
-    speak_command: str | None = None
-    speak_file: Path = Path("/tmp/talk-llama-speak.txt")
-    session_dir: Path | None = None
-    use_microphone: bool = True
-    turn_end: TurnEndConfig = field(default_factory=TurnEndConfig)  # hands-free: when a turn ends
-    # The first spoken chunk may end at a clause break once it is this long ("Sure," "I'm
-    # sorry,"): speech starts several tokens sooner; later chunks are whole sentences.
-    first_chunk_chars: int = 5
 
 
 class Assistant:

@@ -13,16 +13,14 @@ import logging
 import queue
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.brain.brain import Brain, load_session, open_brain, save_session
 from app.brain.session_files import read_history
+from app.loop.assistant_config import AssistantConfig
 from app.loop.events import Event, State, unanswered
 from app.loop.responder import Responder
 from app.loop.turn import Turn
-
-if TYPE_CHECKING:
-    from app.loop.assistant import AssistantConfig
 
 log = logging.getLogger(__name__)
 Job = Turn | Callable[[], None] | None  # None ends the thread

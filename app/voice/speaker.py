@@ -102,7 +102,9 @@ class Speaker(SentenceQueue):
         self.config = config or SpeakerConfig()
         self.on_event = on_event or (lambda e: None)
         # Called with (samples, sample rate) just before each block is written (the echo guard).
-        self.on_output: Callable[[np.ndarray, int], None] | None = None
+        # Every block about to be written: (samples, sample rate, the stream's output latency in
+        # seconds: how long after the write it is heard); the playback thread calls it.
+        self.on_output: Callable[[np.ndarray, int, float], None] | None = None
         # The RMS of what is played, every 2 blocks (25 a second; the playback thread calls it)
         self.on_level: Callable[[float], None] | None = None
         self.available = True
@@ -294,7 +296,7 @@ class Speaker(SentenceQueue):
                     break
                 chunk = pcm[start : start + block]
                 if self.on_output is not None:
-                    self.on_output(chunk, self._synth.sample_rate)
+                    self.on_output(chunk, self._synth.sample_rate, float(stream.latency))
                 if self.on_level is not None and start % (2 * block) == 0:
                     self.on_level(float(np.sqrt(np.mean(chunk**2))) if len(chunk) else 0.0)
                 stream.write(chunk)
