@@ -161,8 +161,11 @@ class VoiceOrb(QAbstractButton):
         pal = self.palette()
         box = QRectF(self.rect()).adjusted(1, 1, -1, -1)
         face = pal.color(QPalette.ColorRole.Button)
-        if self.isDown():
-            face = QColor(STATE_COLORS["listening"]).darker(140)
+        if self.isDown():  # held: a tint of the listening green, so the orb stays the brightest
+            green = QColor(STATE_COLORS["listening"])
+            face = QColor.fromRgbF(
+                *(a * 0.7 + b * 0.3 for a, b in zip(face.getRgbF()[:3], green.getRgbF()[:3], strict=True))
+            )
         elif self.underMouse():
             face = pal.color(QPalette.ColorRole.Light)
         edge = QColor("#2a73c9") if self.hasFocus() else pal.color(QPalette.ColorRole.Mid)
@@ -180,8 +183,7 @@ class VoiceOrb(QAbstractButton):
         left = box.center().x() - (gap + text_w) / 2
         center = QPointF(max(box.left() + radius * 1.6, left + radius), box.center().y())
         self._paint_orb(p, center, radius)
-        ink = QColor("white") if self.isDown() else pal.color(QPalette.ColorRole.ButtonText)
-        p.setPen(ink)
+        p.setPen(pal.color(QPalette.ColorRole.ButtonText))
         text_box = QRectF(
             center.x() + gap - radius, box.top(), box.right() - center.x() - gap + radius, box.height()
         )

@@ -240,6 +240,7 @@ class Speaker(SentenceQueue):
             latency="low",
         )
         stream.start()
+        log.info("output stream open: %.0f ms of output latency", stream.latency * 1000)
         return stream
 
     def _abort_stream(self) -> None:
