@@ -19,7 +19,11 @@ the speaker writes) and works in three steps on each 20 ms microphone frame duri
    its hangover, so the user's voice cannot teach the guard to ignore it; and a twice-a-second
    cross-correlation of microphone and reference measures the echo's level and caps the floor
    (`_path_check`), which also covers the canceller's first seconds and a headset (no path). A
-   digitally silent microphone leaves nothing to explain, so any voice counts. When speexdsp
+   digitally silent microphone leaves nothing to explain, so any voice counts. Once the path
+   is measured, a frame must also hold more than the echo it should hold (the played frames
+   at the measured delay times the measured coupling, +3 dB): the user's voice adds power to
+   the echo, while echo the canceller failed to remove (it drifts when the delay moves) does
+   not, however little it removed. When speexdsp
    resets itself (it does when its filter diverges) the floor starts again from 0 dB
    (`_watch_canceller`): until it re-learns, the echo passes whole.
 3. **Decide over a window.** A barge-in is `barge_frames` voice frames among the last
@@ -73,6 +77,8 @@ class EchoConfig:
     # "Stop." that was not enough on its own is still heard with the question that followed)
     explained_db: float = 6.0  # the canceller removed this much: the frame was echo
     coupling_slack_db: float = 3.0  # the measured echo level caps the floor, plus this (reverb)
+    double_talk_db: float = 3.0  # with an echo path, the raw microphone must exceed the echo
+    # expected there (the played frames at the measured delay, times the measured coupling)
     use_canceller: bool = True
 
 
@@ -171,6 +177,7 @@ class EchoGuard:
         self.canceller_resets = 0  # how often speexdsp reset itself (see _watch_canceller)
         self._couplings: deque[float] = deque(maxlen=6)  # the last 3 s of path measurements
         self.echo_path: float | None = None  # last echo-path check (see _path_check)
+        self.echo_lag = 0  # samples between a played sample and its echo (same check)
         self._path_mic: list[np.ndarray] = []
         self._path_far: list[np.ndarray] = []
         self._path_heard_voice = False
@@ -268,7 +275,12 @@ class EchoGuard:
         # A frame the canceller mostly removed was mostly echo, whatever is left of it.
         removed = mic_db - level
         echo_like = far_active and removed > c.explained_db
-        voice = loud and not echo_like and self._vad.model(cleaned)
+        # Double talk: the user adds power to what the microphone would hold with the echo alone.
+        # A frame that holds no more than the expected echo is echo the canceller failed to
+        # remove (it drifts when the path's delay moves), however little it removed.
+        expected = self._expected_echo_db(far_window)
+        unexplained_echo = expected is not None and mic_db < expected + c.double_talk_db
+        voice = loud and not echo_like and not unexplained_echo and self._vad.model(cleaned)
         self._since_voice = 0 if voice else self._since_voice + 1
         if not far_active and not voice and level > -119:  # the canceller starts with zeros
             self._learn_noise(level)  # (while the far end plays, the level holds its echo)
@@ -299,6 +311,19 @@ class EchoGuard:
             self.canceller_resets += 1
         self._filter_peak = max(self._filter_peak, energy)
 
+    def _expected_echo_db(self, far_window: np.ndarray) -> float | None:
+        """The echo this frame should hold: the loudest of the played frames around the
+        measured delay plus the loudest coupling of the last 3 s. None without a measured path
+        (a headset, the first half second)."""
+        if not self._couplings or self._no_echo_path:
+            return None
+        end = len(far_window) - self.echo_lag
+        around = far_window[max(0, end - 2 * FRAME) : min(len(far_window), end + FRAME)]
+        if len(around) < FRAME:
+            return None
+        level = max(_db(f) for f in around[: len(around) // FRAME * FRAME].reshape(-1, FRAME))
+        return level + max(self._couplings)
+
     @property
     def _no_echo_path(self) -> bool:
         return self.echo_path is not None and self.echo_path < NO_PATH_NCC
@@ -326,8 +351,10 @@ class EchoGuard:
         size = 1 << int(np.ceil(np.log2(2 * len(m))))
         xc = np.fft.irfft(np.fft.rfft(m, size) * np.conj(np.fft.rfft(f, size)), size)
         lags = xc[: int(self.config.echo_window_s * RATE)]  # mic after reference
-        ncc = float(np.max(np.abs(lags)) / (np.linalg.norm(m) * np.linalg.norm(f) + 1e-9))
+        best = int(np.argmax(np.abs(lags)))
+        ncc = float(abs(lags[best]) / (np.linalg.norm(m) * np.linalg.norm(f) + 1e-9))
         self.echo_path = ncc
+        self.echo_lag = best
         self._couplings.append(_db(m) - _db(f) + 20 * np.log10(max(ncc, 1e-3)))
 
     @property
