@@ -70,8 +70,16 @@ class ConversationStore:
         about = self._about(path)
         saved = [p.stat().st_mtime for name in session_files.ALL if (p := path / name).exists()]
         updated = max(saved, default=float(about.get("created") or path.stat().st_mtime))
-        title = str(about.get("title") or "") or self._title_from_history(path)
-        return SavedConversation(conv_id, path, title, updated, empty=not saved)
+        title = str(about.get("title") or "")
+        if not title and saved:  # named from its history once (reading it is not cheap)
+            first = self._first_user_text(path)
+            title = title_from(first) if first else UNTITLED
+            if first:
+                try:
+                    self._write_about(path, {**about, "title": title})
+                except OSError as exc:  # a read-only folder is still listed
+                    log.warning("could not keep the title of %s: %s", path, exc)
+        return SavedConversation(conv_id, path, title or UNTITLED, updated, empty=not saved)
 
     def path(self, conv_id: str) -> Path:
         return self.root / conv_id
@@ -161,7 +169,3 @@ class ConversationStore:
     @staticmethod
     def _first_user_text(path: Path) -> str:
         return next((m.text for m in session_files.read_history(path) if m.role == "user"), "")
-
-    def _title_from_history(self, path: Path) -> str:
-        first = self._first_user_text(path)
-        return title_from(first) if first else UNTITLED
