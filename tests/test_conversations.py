@@ -6,6 +6,7 @@ the last conversation opening at start, the single session of earlier versions a
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 
@@ -16,11 +17,22 @@ from tests.test_gui import close_window, open_window, shot
 from tests.test_gui_truth import wait_reply
 
 
+def settled(qtbot, w, stop: bool = True) -> None:
+    """Until the assistant is idle and its llm thread has done everything queued so far (a
+    reply's speech can be long: unless `stop` is False it is stopped rather than waited for)."""
+    if stop:
+        w.bridge.interrupt()
+    qtbot.waitUntil(lambda: w.pill.state == "idle", timeout=30000 if stop else 120000)
+    done = threading.Event()
+    w.bridge.assistant.llm.put(done.set)
+    qtbot.waitUntil(done.is_set, timeout=30000)
+
+
 def _say(qtbot, w, text: str) -> None:
     n = len(w.chat.messages)
     w.bridge.send_text(text)
     wait_reply(qtbot, w, n + 2)
-    qtbot.waitUntil(lambda: w.pill.state == "idle", timeout=60000)
+    settled(qtbot, w)
 
 
 def _titles(w) -> list[str]:

@@ -184,6 +184,21 @@ def test_rename_keeps_earlier_names_and_details_survive_a_restart(qtbot, config_
     close_window(w2)
 
 
+def test_stopping_a_reply_that_is_written_but_still_spoken_says_idle(
+    qtbot, config_dir, virtual_audio
+) -> None:
+    """Stop while only the voice is left (the generation ended): the window goes back to idle
+    (it used to say "Speaking" until the next turn: a stopped voice sends no queue_empty)."""
+    w = open_window(qtbot, AppSettings(n_ctx=1024))
+    w.bridge.send_text(STORY)
+    qtbot.waitUntil(
+        lambda: w.pill.state == "speaking" and w.bridge.assistant.responder.current is None, timeout=90000
+    )
+    qtbot.keyClick(w.chat, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: w.pill.state == "idle" and w.ptt.state == "idle", timeout=10000)
+    close_window(w)
+
+
 def test_a_new_conversation_loses_nothing(qtbot, config_dir, virtual_audio) -> None:
     """New needs no confirmation: the conversation it leaves stays in the sidebar, whole."""
     w = open_window(qtbot, AppSettings(n_ctx=1024))

@@ -15,6 +15,7 @@ from app.brain.records import RemoteConfig
 from app.brain.remote import RemoteConversation
 from app.brain.sampling import SamplingConfig
 from tests.support.servers import FaultServer
+from tests.test_conversations import settled
 from tests.test_gui import close_window, open_window, shot
 from tests.test_llm import assert_consistent
 
@@ -90,7 +91,7 @@ def test_the_retry_link_answers_the_last_turn_again(qtbot, config_dir, virtual_a
     w = open_window(qtbot)
     w.bridge.send_text("Say hello.")
     qtbot.waitUntil(lambda: len(w.chat.messages) == 2 and bool(w.chat.messages[1].latency), timeout=60000)
-    qtbot.waitUntil(lambda: w.pill.state == "idle", timeout=60000)
+    settled(qtbot, w, stop=False)  # a short reply, heard whole: its text is what is retried
     w.chat.render()
     assert "retry:1" in w.chat.toHtml()  # offered on the newest reply while idle
     shot(w, "retry-offered")

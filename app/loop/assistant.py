@@ -213,6 +213,10 @@ class Assistant:
         if speaking:
             self.speaker.stop()  # first: its sentence_cut says what the listener heard
             self.echo.playback_stopped()
+            if not self._answering() and not self._listening:
+                # The reply was written and only its voice was left: a stopped voice sends no
+                # queue_empty, so nothing else would say that the assistant is idle again.
+                self._set_state(State.IDLE)
         for turn in (r.current, r.speaking) if r else ():
             if turn is not None:
                 self.tentative.withdraw_turn(turn)
