@@ -18,7 +18,8 @@ the speaker writes) and works in three steps on each 20 ms microphone frame duri
    user, ones the canceller explains (it removed most of them), never during a speech run and
    its hangover, so the user's voice cannot teach the guard to ignore it; and a twice-a-second
    cross-correlation of microphone and reference measures the echo's level and caps the floor
-   (`_path_check`), which also covers the canceller's first seconds and a headset (no path). A
+   (`_path_check`; measured on the cleaned audio too: the echo the canceller leaves), which also
+   covers the canceller's first seconds and a headset (no path). A
    digitally silent microphone leaves nothing to explain, so any voice counts. Once the path
    is measured, a frame must also hold more than the echo it should hold (the played frames
    at the measured delay times the measured coupling, +3 dB): the user's voice adds power to
@@ -77,6 +78,8 @@ class EchoConfig:
     # "Stop." that was not enough on its own is still heard with the question that followed)
     explained_db: float = 6.0  # the canceller removed this much: the frame was echo
     coupling_slack_db: float = 3.0  # the measured echo level caps the floor, plus this (reverb)
+    left_slack_db: float = 6.0  # ... and the echo measured in the cleaned audio, plus this (what
+    # the canceller leaves moves faster than the echo: it re-adapts)
     double_talk_db: float = 3.0  # with an echo path, the raw microphone must exceed the echo
     # expected there (the played frames at the measured delay, times the measured coupling)
     use_canceller: bool = True
@@ -180,6 +183,8 @@ class EchoGuard:
         self.echo_lag = 0  # samples between a played sample and its echo (same check)
         self._path_mic: list[np.ndarray] = []
         self._path_far: list[np.ndarray] = []
+        self._path_clean: list[np.ndarray] = []
+        self._left: deque[float] = deque(maxlen=6)  # the echo left after cancellation, last 3 s
         self._path_heard_voice = False
         self._recent: deque[bool] = deque(maxlen=c.window_frames)
         self._cleaned: deque[np.ndarray] = deque(maxlen=c.preroll_frames)
@@ -290,7 +295,7 @@ class EchoGuard:
             if explained:
                 step = level - far_db - self.residual_db
                 self.residual_db += (0.2 if step > 0 else 0.02) * step
-        self._path_check(mic, far_window[-FRAME:], far_active)
+        self._path_check(mic, cleaned, far_window[-FRAME:], far_active)
         # With no echo path the microphone itself is passed on (the filter could only add noise).
         return (mic if self._no_echo_path else cleaned), voice
 
@@ -307,6 +312,7 @@ class EchoGuard:
         if self._filter_peak > 0 and energy < 1e-3 * self._filter_peak:
             log.info("echo canceller reset itself; assuming the worst echo until it re-learns")
             self.residual_db = 0.0
+            self._left.clear()  # what it left before no longer says anything
             self._filter_peak = energy
             self.canceller_resets += 1
         self._filter_peak = max(self._filter_peak, energy)
@@ -328,40 +334,57 @@ class EchoGuard:
     def _no_echo_path(self) -> bool:
         return self.echo_path is not None and self.echo_path < NO_PATH_NCC
 
-    def _path_check(self, mic: np.ndarray, far: np.ndarray, far_active: bool) -> None:
+    def _path_check(self, mic: np.ndarray, cleaned: np.ndarray, far: np.ndarray, far_active: bool) -> None:
         """Every half second of playback, measure the echo path: the best normalized cross-correlation
         of microphone and reference over the echo window's lags (`echo_path`: a headset reads ~0,
         a speaker in a room well above `NO_PATH_NCC`) and, from it, the echo's level relative to
         the reference (the correlation squared is the share of the microphone's power that is
         echo), which caps the residual floor even before the canceller has converged. Windows
         with the user's voice in them are left out: over half a second a loud voice correlates
-        with the reference by chance enough to look like an echo."""
+        with the reference by chance enough to look like an echo. The same measure on the
+        cleaned audio is the echo the canceller leaves (`_left`), which caps the floor lower
+        once the canceller works."""
         if far_active:
+            self._path_clean.append(cleaned)
             self._path_mic.append(mic)
             self._path_far.append(far)
             self._path_heard_voice |= self._since_voice == 0
         if len(self._path_mic) < RATE // 2 // FRAME:
             return
         m, f = np.concatenate(self._path_mic), np.concatenate(self._path_far)
+        c = np.concatenate(self._path_clean)
         self._path_mic.clear()
         self._path_far.clear()
+        self._path_clean.clear()
         if self._path_heard_voice:  # the user's loud voice makes chance correlation look like echo
             self._path_heard_voice = False
             return
         size = 1 << int(np.ceil(np.log2(2 * len(m))))
-        xc = np.fft.irfft(np.fft.rfft(m, size) * np.conj(np.fft.rfft(f, size)), size)
-        lags = xc[: int(self.config.echo_window_s * RATE)]  # mic after reference
-        best = int(np.argmax(np.abs(lags)))
-        ncc = float(abs(lags[best]) / (np.linalg.norm(m) * np.linalg.norm(f) + 1e-9))
-        self.echo_path = ncc
-        self.echo_lag = best
-        self._couplings.append(_db(m) - _db(f) + 20 * np.log10(max(ncc, 1e-3)))
+        far_spectrum = np.conj(np.fft.rfft(f, size))
+        n_lags = int(self.config.echo_window_s * RATE)  # the microphone after the reference
+
+        def coupling(x: np.ndarray) -> tuple[int, float, float]:
+            lags = np.fft.irfft(np.fft.rfft(x, size) * far_spectrum, size)[:n_lags]
+            best = int(np.argmax(np.abs(lags)))
+            ncc = float(abs(lags[best]) / (np.linalg.norm(x) * np.linalg.norm(f) + 1e-9))
+            return best, ncc, _db(x) - _db(f) + 20 * np.log10(max(ncc, 1e-3))
+
+        self.echo_lag, self.echo_path, raw = coupling(m)
+        self._couplings.append(raw)
+        if self._aec is not None:
+            self._left.append(coupling(c)[2])
 
     @property
     def floor_db(self) -> float:
         """The echo that could be left, relative to the far end's peak: what the canceller taught,
         capped by the loudest echo measured over the last 3 s (one measurement can be off: a
-        window of mostly silence, a path that just changed)."""
+        window of mostly silence, a path that just changed), or, once 3 s of them exist, by the
+        loudest echo measured in what the canceller left (the double-talk check in `_frame`
+        still asks the raw microphone to exceed the raw echo)."""
         if not self._couplings:
             return self.residual_db
-        return min(self.residual_db, max(self._couplings) + self.config.coupling_slack_db)
+        c = self.config
+        cap = max(self._couplings) + c.coupling_slack_db
+        if len(self._left) == self._left.maxlen:  # 3 s of what the canceller leaves
+            cap = min(cap, max(self._left) + c.left_slack_db)
+        return min(self.residual_db, cap)

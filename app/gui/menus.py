@@ -45,7 +45,13 @@ def window_keys(ptt_key: str, hands_free: bool) -> list[tuple[str, str]]:
         (ptt_key, talk),
         ("Esc", "Stop the reply now"),
         ("Enter", "Send the typed message (on a focused button: press it)"),
-        ("Tab / Shift+Tab", "Move between the conversation, the message box and the buttons"),
+        (
+            "Tab / Shift+Tab",
+            "Move between the conversation, the message box, the buttons and the conversations list",
+        ),
+        ("Enter (conversations list)", "Open the selected conversation"),
+        ("F2 (conversations list)", "Rename the selected conversation"),
+        ("Delete (conversations list)", "Delete the selected conversation (Undo follows)"),
     ]
 
 
