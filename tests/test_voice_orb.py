@@ -48,8 +48,9 @@ def test_the_orb_follows_your_voice_the_work_and_its_voice(
     close_window(w)
 
 
-def test_states_render_in_light_and_dark(qtbot) -> None:
-    """Each state's look, for the eye (the screenshot) and for screen readers."""
+def test_each_state_is_described_and_only_a_visible_moving_state_animates(qtbot) -> None:
+    """Screen readers get each state in words; the frame timer runs only while something
+    moves and someone can see it."""
     orb = VoiceOrb("Space")
     qtbot.addWidget(orb)
     orb.resize(420, 64)

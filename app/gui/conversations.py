@@ -6,7 +6,7 @@ its folder) and asks the assistant to save the current conversation and continue
 (`AssistantBridge.open_conversation`); the `switched` event then brings the messages as the
 assistant holds them and how long the switch took. New starts an empty conversation (the current
 one stays in the list); an empty conversation that is left is removed. Delete sets the folder
-aside with an Undo banner; set-aside folders are forgotten at the next start. GUI thread only.
+aside with an Undo banner until the window closes. GUI thread only.
 """
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ class Conversations:
     def closed(self) -> None:
         """The window closed (the assistant has saved): deletions are final now."""
         for conv_id in self._deleting:
-            self.store.delete(conv_id)
+            self.store.discard(conv_id)
         self.store.purge_deleted()
 
     # ----- helpers -----------------------------------------------------------------------------------

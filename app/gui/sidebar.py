@@ -153,10 +153,6 @@ class Sidebar(QWidget):
         finally:
             self._filling = False
 
-    def current_id(self) -> str:
-        item = self.list.currentItem()
-        return item.data(ID_ROLE) if item else ""
-
     def ids(self) -> list[str]:
         return [self.list.item(i).data(ID_ROLE) for i in range(self.list.count())]
 

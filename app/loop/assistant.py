@@ -77,14 +77,13 @@ class Assistant:
         self.llm = LlmWorker(config, self.emit, self._set_state, self._error, lambda: self._listening)
         self.llm.on_loaded = self._brain_loaded
         self.llm.on_end_of_turn = self._end_of_turn_known
-        self._llm_q = self.llm.queue
-        self.tentative = TentativeTurns(self._llm_q.put)  # turns started at a pause
+        self.tentative = TentativeTurns(self.llm.put)  # turns started at a pause
         self.hearing = Hearing(
             config.stt,
             config.vad,
             config.wake_command,
             self.tentative,
-            self._llm_q.put,
+            self.llm.put,
             self.emit,
             self._set_state,
             self._error,
@@ -202,7 +201,7 @@ class Assistant:
         text = text.strip()
         if text:
             self.interrupt()
-            self._llm_q.put(Turn(text, time.perf_counter(), typed=True))
+            self.llm.put(Turn(text, time.perf_counter(), typed=True))
 
     def interrupt(self) -> None:
         """Barge-in: stop the voice now and the generation within one token; the reply is then
@@ -223,7 +222,7 @@ class Assistant:
                 turn.cancel.set()
         cut = r.speaking if r else None
         if r is not None and cut is not None and (speaking or cut is r.current) and not cut.settled:
-            self._llm_q.put(lambda: r.settle_heard(cut))
+            self.llm.put(lambda: r.settle_heard(cut))
 
     def _voice_lost(self) -> bool:
         """The speaker device went away (any thread): the reply being spoken goes on as text only
