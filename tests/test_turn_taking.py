@@ -72,7 +72,7 @@ def test_a_withdrawn_speculative_reply_never_sounds(
     try:
         n0 = a.conversation.n_past
         t0 = time.monotonic()
-        a._stt_q.put((first, time.perf_counter(), len(first), False))  # a pause after "story"
+        a._stt_q.put((first, time.perf_counter(), len(first), False, None))  # a pause after "story"
         deadline = time.monotonic() + 60
         while not (a.responder._gate is not None and a.responder._gate.ready and a.speaker.busy):
             assert time.monotonic() < deadline, "no speculative first words"
@@ -84,7 +84,7 @@ def test_a_withdrawn_speculative_reply_never_sounds(
             time.sleep(0.01)
         t_withdrawn = time.monotonic()
         time.sleep(0.5)
-        a._stt_q.put((whole, time.perf_counter(), len(whole), True))
+        a._stt_q.put((whole, time.perf_counter(), len(whole), True, None))
         turn = rec.wait_for("turn", 90)
         assert a.speaker.wait(60)
         time.sleep(0.3)

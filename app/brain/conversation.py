@@ -404,11 +404,12 @@ class Conversation:
         self.prime()
         return True
 
-    def retract_last_turn(self) -> str | None:
+    def retract_last_turn(self, reseed: bool = True) -> str | None:
         """Retry: take the newest exchange out of the context (its whole turn, so the cache and
         ledger are exactly as before it) and the history; returns its user text, which the next
-        `stream` answers again with another seed. None (nothing changed) when the newest turn
-        is not a finished reply."""
+        `stream` answers again with another seed (unless not `reseed`: the user went on talking
+        and the words come back longer, continuation.py). None (nothing changed) when the newest
+        turn is not a finished reply."""
         if len(self.history) < 2 or self.history[-1].role != "assistant" or self.history[-2].role != "user":
             return None
         self.unprime()
@@ -419,8 +420,9 @@ class Conversation:
         self.history.pop()
         user = self.history.pop()
         self.turn_count -= 1
-        self._retries += 1
-        self._variant = self._retries
+        if reseed:
+            self._retries += 1
+            self._variant = self._retries
         self.prime()
         return user.text
 

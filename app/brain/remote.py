@@ -282,8 +282,9 @@ class RemoteConversation:
         last.text, last.interrupted, last.unspoken = text, True, unspoken
         return True
 
-    def retract_last_turn(self) -> str | None:
-        """Retry: drop the newest exchange (it is not sent again); returns its user text."""
+    def retract_last_turn(self, reseed: bool = True) -> str | None:
+        """Retry: drop the newest exchange (it is not sent again); returns its user text. The
+        next request goes with another seed unless not `reseed`."""
         if len(self.history) < 2 or self.history[-1].role != "assistant" or not self.kept:
             return None
         gone = self.kept.pop()
@@ -291,8 +292,9 @@ class RemoteConversation:
         self.history.pop()
         self.n_past -= gone.tokens
         self.turn_count -= 1
-        self._retries += 1
-        self._variant = self._retries
+        if reseed:
+            self._retries += 1
+            self._variant = self._retries
         return gone.user
 
     def context_stats(self) -> dict[str, Any]:

@@ -82,6 +82,9 @@ class TerminalView:
             said = f'"{d["text"]}"' if d["text"] else "nothing"
             note = f"[interrupted: {self.bot} said {said}; the rest was not spoken]"
             print(note, file=sys.stderr, flush=True)
+        elif ev.kind == "retracted" and d.get("continued") and not self.args.jsonl:
+            note = f"[you went on after a pause: {self.person}: {d['text']!r} is heard with what follows]"
+            print(note, file=sys.stderr, flush=True)
         elif ev.kind == "unanswered":
             print(f"[{d['message']} You said: {d['text']}]", file=sys.stderr, flush=True)
         elif ev.kind == "transcript" and d["rejected"]:

@@ -1,7 +1,8 @@
 """The conversation as it happens: the core's conversation events drawn into the ChatView.
 
 `ChatFeed.handle(kind, data)` takes `history`, `switched`, `user`, `token`, `sentence`, `heard`,
-`turn`, `retracted` (a Retry took the newest exchange back: it leaves the screen) and the end of
+`turn`, `retracted` (a Retry, or the user going on after a pause, took the newest exchange
+back: it leaves the screen) and the end of
 speaking (`speech_ended`); it owns the reply being written and which of its sentences is being
 spoken (highlighted). Returns False for kinds it does not draw. GUI thread only.
 """
@@ -88,9 +89,13 @@ class ChatFeed:
             self.chat.schedule()
 
     def _on_retracted(self, d: dict) -> None:
+        """The newest exchange left the conversation (Retry, or the user went on talking):
+        its reply (if any was shown) and its words leave the screen."""
         m = self.chat.messages
-        if len(m) >= 2 and m[-1].role == "assistant" and m[-2].role == "user":
-            del m[-2:]
+        if m and m[-1].role == "assistant":
+            m.pop()
+        if m and m[-1].role == "user" and m[-1].text == d["text"]:
+            m.pop()
         self.reply = None
         self.chat.render()
 

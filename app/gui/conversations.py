@@ -139,6 +139,11 @@ class Conversations:
         if self.store.note_first_turn(self.current, text):
             self.refresh()
 
+    def on_retracted(self, text: str) -> None:
+        """The newest turn left the conversation: a title made of it goes with it."""
+        if self.store.forget_first_turn(self.current, text):
+            self.refresh()
+
     def on_saved(self) -> None:
         """A turn ended (and was saved): its title and date in the list."""
         self.refresh()

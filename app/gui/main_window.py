@@ -333,6 +333,7 @@ class MainWindow(QMainWindow):
 
     def _on_retracted(self, d: dict) -> None:
         self.gauge.update_stats(d["stats"])
+        self.conversations.on_retracted(d["text"])
 
     def _on_transcript(self, d: dict) -> None:
         if d["rejected"] and self.pill.state not in ("thinking", "speaking"):

@@ -20,7 +20,8 @@ time. Its text also starts a tentative turn at once (tentative_turns.py, turn_ga
 thread evaluates the prompt and prepares the first spoken words, held; the end of speech (or the
 key's release) confirms it, more speech (or barge-in, shutdown) withdraws it and the conversation
 takes it back. Nothing of a tentative turn is shown or heard before it is confirmed. Hands-free,
-the end of speech comes after a silence the words set (turn_end.py).
+the end of speech comes after a silence the words set (turn_end.py); speech soon after it means
+the user had not finished: that turn is taken back and heads the next one (continuation.py).
 
 Events go to `on_event(Event)` from the worker threads; adapters (terminal, Qt) marshal them.
 Each turn ends with a `turn` event carrying its latency stamps (ms after the end of speech).
@@ -46,6 +47,7 @@ from app.ears.microphone import Level, Microphone, MicrophoneError
 from app.ears.transcriber import Transcriber
 from app.ears.vad import RATE, Segmenter, SegmentEvent
 from app.loop.assistant_config import AssistantConfig
+from app.loop.continuation import Continuation
 from app.loop.devices import DeviceFaults
 from app.loop.events import Event, State
 from app.loop.hearing import Hearing
@@ -78,11 +80,13 @@ class Assistant:
         self.llm.on_loaded = self._brain_loaded
         self.llm.on_end_of_turn = self._end_of_turn_known
         self.tentative = TentativeTurns(self.llm.put)  # turns started at a pause
+        self.continuation = Continuation(config.turn_end.continue_ms)  # turns ended at a pause
         self.hearing = Hearing(
             config.stt,
             config.vad,
             config.wake_command,
             self.tentative,
+            self.continuation,
             self.llm.put,
             self.emit,
             self._set_state,
@@ -90,7 +94,7 @@ class Assistant:
             self._answering,
             self._aborting,
         )
-        self._stt_q = self.hearing.queue  # (audio, t_speech_end, end_sample, final): hearing.py
+        self._stt_q = self.hearing.queue  # (audio, t_speech_end, end_sample, final, ended): hearing.py
         self._closed = False
         self._life = threading.Lock()  # start() and shutdown() exclude each other
         self._levels_wanted = True
@@ -172,7 +176,7 @@ class Assistant:
     # ----- input -----------------------------------------------------------------------------
     def press(self) -> None:
         """Push-to-talk down: barge in if needed, start listening (with pre-roll)."""
-        self.interrupt()
+        self._new_input()
         if self.mic is None:
             self._error("No microphone is open; type your message instead.", "microphone")
             return
@@ -194,13 +198,13 @@ class Assistant:
         self.segmenter.reset()
         self._mic_block_due()
         self._set_state(State.TRANSCRIBING)
-        self._stt_q.put((audio, time.perf_counter(), paused_at, True))
+        self._stt_q.put((audio, time.perf_counter(), paused_at, True, None))
 
     def send_text(self, text: str) -> None:
         """A typed message: goes straight to the conversation."""
         text = text.strip()
         if text:
-            self.interrupt()
+            self._new_input()
             self.llm.put(Turn(text, time.perf_counter(), typed=True))
 
     def interrupt(self) -> None:
@@ -224,6 +228,12 @@ class Assistant:
         if r is not None and cut is not None and (speaking or cut is r.current) and not cut.settled:
             self.llm.put(lambda: r.settle_heard(cut))
 
+    def _new_input(self) -> None:
+        """The user did something else than talk on (typed, pressed the key, switched): any
+        reply stops, and the next speech is a turn of its own."""
+        self.continuation.forget()
+        self.interrupt()
+
     def _voice_lost(self) -> bool:
         """The speaker device went away (any thread): the reply being spoken goes on as text only
         and stays whole in memory (it is on screen); the next reply speaks again. True if a reply
@@ -240,19 +250,19 @@ class Assistant:
 
     def new_conversation(self) -> None:
         """Forget this conversation (its session is overwritten) and start afresh."""
-        self.interrupt()
+        self._new_input()
         self.llm.new_conversation()
 
     def open_conversation(self, directory: Path, save: bool = True) -> None:
         """Save the current conversation (unless `save` is False) and continue the one saved in
         `directory` (any reply in progress stops first). A `switched` event follows with its
         messages; after it the llm thread no longer writes to the previous folder."""
-        self.interrupt()
+        self._new_input()
         self.llm.open_conversation(directory, save)
 
     def retry(self) -> None:
         """Answer the last turn again (any reply in progress stops first; see Responder.retry)."""
-        self.interrupt()
+        self._new_input()
         self.llm.retry()
 
     def set_muted(self, muted: bool) -> None:
@@ -320,23 +330,45 @@ class Assistant:
             self.segmenter.feed(verdict.audio)
         else:
             self.segmenter.reset()
+            if (head := self.continuation.dropped()) is not None:  # its words are heard alone
+                self._stt_q.put((head.audio, head.t_end, -1, True, head))
 
     def _on_segment(self, ev: SegmentEvent) -> None:
         if self._listening and ev.kind != "pause" and ev.kind != "resumed":
             return  # push-to-talk: the key, not the segmenter, says when the turn starts and ends
         if ev.kind == "speech_started":
+            self._went_on()
             self._set_state(State.LISTENING)
             return
         if ev.kind == "resumed":  # talking again after a pause: its early transcript is stale
             self.hearing.resumed()
             return
-        ago = (self.segmenter.position - ev.end_sample) / RATE
-        final = ev.kind != "pause"
-        if final:
-            self._set_state(State.TRANSCRIBING)
-        self._stt_q.put((ev.audio, time.perf_counter() - ago, ev.end_sample, final))
-        if ev.kind == "capped":
+        silence = self.segmenter.position - ev.end_sample
+        t_end = time.perf_counter() - silence / RATE
+        audio = self.continuation.prefixed(ev.audio)
+        ended = None
+        if ev.kind == "utterance":
+            ended = self.continuation.ended(audio, silence, t_end)
+        elif ev.kind == "capped":
+            self.continuation.forget()
             self.emit(Event("notice", {"message": "long utterance cut at the configured limit"}))
+        if ev.kind != "pause":
+            self._set_state(State.TRANSCRIBING)
+        self._stt_q.put((audio, t_end, ev.end_sample, ev.kind != "pause", ended))
+
+    def _went_on(self) -> None:
+        """Audio thread, hands-free speech began: soon after the last turn ended, the user had
+        not finished; that turn is taken back and its words head this utterance."""
+        ended = self.continuation.speech_started(time.perf_counter() - self.config.vad.min_speech_ms / 1000)
+        if ended is None:
+            return
+        gap_ms = (time.perf_counter() - ended.t_end) * 1000
+        log.info("speech %.0f ms after the end of a turn: it goes on", gap_ms)
+        turn, r = ended.turn, self.responder
+        if turn is not None and r is not None:
+            self.interrupt()
+            self.llm.put(lambda: r.take_back(turn))
+        self.emit(Event("notice", {"message": "Still listening: you went on after a pause"}))
 
     def _on_speaker(self, ev: SpeakerEvent) -> None:
         turn = self.responder.speaking if self.responder else None

@@ -118,6 +118,16 @@ class ConversationStore:
         self._write_about(path, {**about, "title": title_from(text)})
         return True
 
+    def forget_first_turn(self, conv_id: str, text: str) -> bool:
+        """The turn `text` left the conversation: an automatic title made of it goes (the next
+        first turn names the conversation); True if the title changed."""
+        path = self.root / conv_id
+        about = self._about(path)
+        if about.get("renamed") or not about.get("title") or about["title"] != title_from(text):
+            return False
+        self._write_about(path, {**about, "title": ""})
+        return True
+
     def rename(self, conv_id: str, title: str) -> None:
         """The user's title (an empty one goes back to the automatic title)."""
         path = self.root / conv_id

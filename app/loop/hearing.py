@@ -1,13 +1,15 @@
 """The stt thread: whisper, and what its transcripts become (hands-free and push-to-talk).
 
-Items arrive on `queue` as (audio, t_speech_end, end_sample, final):
+Items arrive on `queue` as (audio, t_speech_end, end_sample, final, ended):
 - not final (a pause, hands-free or while the talk key is held): whisper starts early
   (EarlyTranscription); accepted text starts a tentative turn (TentativeTurns) whose prompt the
   llm thread evaluates, and whose first words it prepares, meanwhile. Skipped when newer audio
   is already waiting.
 - final (the end of an utterance, or the key released): a `transcript` event; if the tentative
   turn was started from this very transcript (nothing was said after its pause, `end_sample`
-  matches) it is confirmed, otherwise an ordinary turn is submitted.
+  matches) it is confirmed, otherwise an ordinary turn is submitted. `ended` (hands-free: a
+  continuation.Ended, else None): if the user went on talking before the turn was made, it is
+  not (the next utterance holds these words; continuation.py).
 `end_sample` is a position on the clock of the segmenter that saw the pause (-1: none).
 
 Threads: `run` is the stt thread (it alone uses whisper); `resumed()` is called from the audio
@@ -28,12 +30,13 @@ from app.ears.early_transcription import EarlyTranscription
 from app.ears.transcriber import SttConfig, Transcriber, Transcript
 from app.ears.vad import VadConfig
 from app.ears.wake import strip_wake_command
+from app.loop.continuation import Continuation, Ended
 from app.loop.events import Event, State
 from app.loop.tentative_turns import TentativeTurns
 from app.loop.turn import Turn
 
 log = logging.getLogger(__name__)
-Heard = tuple[np.ndarray, float, int, bool]  # audio, t_speech_end, end_sample, final
+Heard = tuple[np.ndarray, float, int, bool, Ended | None]  # audio, t_speech_end, end_sample, final, ended
 
 
 class Hearing:
@@ -43,6 +46,7 @@ class Hearing:
         vad: VadConfig,
         wake_command: str,
         tentative: TentativeTurns,
+        continuation: Continuation,
         submit: Callable[[Turn], None],
         emit: Callable[[Event], None],
         set_state: Callable[[State], None],
@@ -54,6 +58,7 @@ class Hearing:
         assistant's; `answering()`: a reply is being generated; `aborting()`: stop whisper."""
         self.stt, self.vad, self.wake_command = stt, vad, wake_command
         self.tentative = tentative
+        self.continuation = continuation
         self._submit, self._emit, self._set_state, self._error = submit, emit, set_state, error
         self._answering, self._aborting = answering, aborting
         self.queue: queue.Queue[Heard | None] = queue.Queue()
@@ -79,14 +84,14 @@ class Hearing:
         early = EarlyTranscription(self.transcriber, self._aborting) if self.transcriber else None
         self.early = early
         while (item := self.queue.get()) is not None:
-            audio, t_end, end_sample, final = item
+            audio, t_end, end_sample, final, ended = item
             if early is None:
                 if final:  # no whisper: the utterance cannot be heard (the error was shown)
                     self._set_state(State.IDLE)
             elif not final:
                 self._at_pause(early, audio, end_sample, t_end)
             else:
-                self._at_end(early, audio, end_sample, t_end)
+                self._at_end(early, audio, end_sample, t_end, ended)
 
     def _at_pause(self, early: EarlyTranscription, audio: np.ndarray, end_sample: int, t_end: float) -> None:
         if not self.queue.empty():
@@ -95,21 +100,31 @@ class Hearing:
         if result is not None and (text := self._turn_text(result)):
             self.tentative.start(result, text, t_end, end_sample, lambda: early.is_current(result))
 
-    def _at_end(self, early: EarlyTranscription, audio: np.ndarray, end_sample: int, t_end: float) -> None:
+    def _at_end(
+        self, early: EarlyTranscription, audio: np.ndarray, end_sample: int, t_end: float, ended: Ended | None
+    ) -> None:
         self.last_utterance = audio
         result = early.final(audio, end_sample)
         fields = ("text", "rejected", "reason", "prob")
         self._emit(Event("transcript", {k: getattr(result, k) for k in fields}))
-        if self.tentative.settle(result):
-            return  # confirmed: the llm thread has evaluated its prompt already
+        if not self.continuation.deliver(ended, lambda: self._turn_of(result, t_end)):
+            self.tentative.withdraw()  # the user went on: these words head the next utterance
+            log.info("the user went on after the pause: %r continues", result.text)
+
+    def _turn_of(self, result: Transcript, t_end: float) -> Turn | None:
+        """Confirm the tentative turn made of `result`, or submit a new one; the turn, if any."""
+        if (turn := self.tentative.settle(result)) is not None:
+            return turn  # confirmed: the llm thread has evaluated its prompt already
         text = self._turn_text(result)
         if not text:
             if not result.rejected:
                 self._emit(Event("notice", {"message": "wake command not heard; ignored"}))
             if not self._answering():
                 self._set_state(State.IDLE)
-            return
-        self._submit(Turn(text, t_end, time.perf_counter(), result.transcribe_s * 1000))
+            return None
+        turn = Turn(text, t_end, time.perf_counter(), result.transcribe_s * 1000)
+        self._submit(turn)
+        return turn
 
     def _turn_text(self, result: Transcript) -> str:
         """What a transcript says to the assistant: "" if rejected or the wake command is missing."""

@@ -7,6 +7,7 @@ assistant remember only what the listener heard of the reply (`heard.py`). Betwe
 Threads: `run` is called on the llm thread only (it owns the Conversation). `current` (the turn
 being generated) and `speaking` (the turn whose voice is playing) are read from other threads
 for barge-in and speaker events. The report waits on its own short-lived thread.
+`take_back` forgets a turn the user went on talking after (continuation.py).
 """
 
 from __future__ import annotations
@@ -161,8 +162,25 @@ class Responder:
             self._emit(Event("notice", {"message": "There is no finished reply to retry."}))
             return
         self.last_answered = None
-        self._emit(Event("retracted", {"text": text, "stats": self.conversation.context_stats()}))
+        data = {"text": text, "stats": self.conversation.context_stats(), "continued": False}
+        self._emit(Event("retracted", data))
         self.run(Turn(text, time.perf_counter(), typed=True))
+
+    def take_back(self, turn: Turn) -> None:
+        """llm thread: the user went on talking after `turn` ended (continuation.py): its
+        exchange leaves the conversation exactly (no reseed: the longer words are a new turn)
+        and the screen (`retracted` with `continued`). Nothing changes if another turn came
+        after it."""
+        if turn is not self.last_answered:
+            return
+        text = self.conversation.retract_last_turn(reseed=False)
+        if text is None:
+            return
+        self.last_answered = None
+        self.save_session()
+        log.info("turn taken back, the user went on: %r", text)
+        data = {"text": text, "stats": self.conversation.context_stats(), "continued": True}
+        self._emit(Event("retracted", data))
 
     def open_session(self, directory: Path, save: bool = True) -> None:
         """llm thread: save this conversation (unless `save` is False: it is being deleted),

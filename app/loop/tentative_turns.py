@@ -45,20 +45,20 @@ class TentativeTurns:
             self.withdraw_turn(turn)
         self._submit(turn)
 
-    def settle(self, final: Transcript) -> bool:
-        """stt thread, with the utterance's transcript: True if the tentative turn was started from
+    def settle(self, final: Transcript) -> Turn | None:
+        """stt thread, with the utterance's transcript: the tentative turn if it was started from
         this very transcript and is now confirmed (nothing more to submit); otherwise it is
-        withdrawn and the caller submits an ordinary turn."""
+        withdrawn and the caller submits an ordinary turn (None)."""
         current, self._current = self._current, None
         if current is None:
-            return False
+            return None
         result, turn = current
         if result is final and turn.confirm():
             with self._lock:
                 self.counts["confirmed"] += 1
-            return True
+            return turn
         self.withdraw_turn(turn)
-        return False
+        return None
 
     def withdraw(self) -> None:
         """Any thread: end the turn awaiting the end of speech, if any."""

@@ -11,7 +11,9 @@ became two turns). The words rule uses the model's probability that the words he
 
 Until that probability is known (whisper and the prompt take ~0.2–0.5 s after the pause),
 `undecided_ms` applies; without one (a remote brain, a rejected transcript) the fixed rule.
-Pure functions and a config; the Segmenter applies the result (`set_end_silence`).
+Pure functions and a config; the Segmenter applies the result (`set_end_silence`). Either rule
+can end a turn too early; speech again within `continue_ms` of its end continues it
+(continuation.py).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class TurnEndConfig:
     undecided_ms: int = 800
     finished_at: float = 0.2
     trailing_at: float = 0.001
+    continue_ms: int = 1500  # speech this soon after a turn ended continues it (0: never)
 
     def __post_init__(self) -> None:
         if self.rule not in RULES:
