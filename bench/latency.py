@@ -7,7 +7,9 @@ In one run, same models:
   rule (the model's end-of-turn probability sets the silence; the first spoken chunk is
   generated and synthesized before the turn is confirmed); stages in ms after the end of speech;
 - hands-free, utterances with a 500–800 ms pause mid-sentence ("What is the capital of … France?"),
-  for both rules: how often the turn ended at the pause (premature);
+  for both rules: how often the turn ended at the pause (premature), and how often the
+  conversation is left with it in two turns (split: speech soon after a turn's end continues
+  it, continuation.py);
 - push-to-talk: release → first sample heard;
 - (c) the sequential baseline (talk-llama's order): wait the fixed silence, transcribe, generate
   the whole reply, then speak, on the same utterances.
@@ -141,20 +143,45 @@ def hands_free(audio: VirtualAudio, rig: Rig, wavs: list[Path]) -> tuple[dict[st
 
 
 def paused(audio: VirtualAudio, rig: Rig, items: list[tuple[Path, int]]) -> dict:
-    """Utterances with a pause mid-sentence: premature when the turn ended at the pause (the
-    tail became another turn, or was lost: the turn has no more words than the head)."""
-    premature, samples = 0, []
+    """Utterances with a pause mid-sentence. `premature`: the turn ended at the pause (a turn
+    was made of the head alone: it had no more words than the head, or a second turn
+    followed). `split`: what stays in the conversation is not one turn with the tail (speech
+    soon after a turn's end continues it: continuation.py takes the head's turn back).
+    `voice_early`: the assistant's voice started on the head before it was taken back."""
+    premature = split = voice_early = 0
+    samples = []
     for wav, head_words in items:
         t0 = time.perf_counter()
         audio.play_into_mic(wav).wait(30)
         turn, seen = rig.wait_turn(t0)
-        seen += rig.drain(2.0)  # a premature end shows as a second turn (or a barge-in)
+        seen += rig.drain(2.0)  # a turn ended at the pause shows a second turn (or a take-back)
         users = [e.data["text"] for e in seen if e.kind == "user"]
         early = len(users) != 1 or len(users[0].split()) <= head_words
+        kept: list[str] = []
+        spoke = False
+        for e in seen:
+            if e.kind == "user":
+                kept.append(e.data["text"])
+            elif e.kind == "retracted" and kept and kept[-1] == e.data["text"]:
+                kept.pop()
+                voice_early += spoke
+            elif e.kind == "sentence" and e.data["event"] == "sentence_started":
+                spoke = True
+        two = len(kept) != 1 or len(kept[0].split()) <= head_words
         premature += early
-        samples.append({"users": users, "premature": early, "end_of_turn": (turn or {}).get("end_of_turn")})
+        split += two
+        end_of_turn = (turn or {}).get("end_of_turn")
+        samples.append(
+            {"users": users, "kept": kept, "premature": early, "split": two, "end_of_turn": end_of_turn}
+        )
         rig.quiet_down()
-    return {"premature": premature, "n": len(items), "samples": samples}
+    return {
+        "premature": premature,
+        "split": split,
+        "voice_early": voice_early,
+        "n": len(items),
+        "samples": samples,
+    }
 
 
 def push_to_talk(audio: VirtualAudio, rig: Rig, wavs: list[Path]) -> tuple[list[float], list[dict]]:
@@ -298,6 +325,8 @@ def main() -> None:
             "heard_p50_words": r["rules"]["words"]["stages_ms"]["heard"]["p50"],
             "premature_fixed": r["rules"]["fixed"]["paused"]["premature"],
             "premature_words": r["rules"]["words"]["paused"]["premature"],
+            "split_fixed": r["rules"]["fixed"]["paused"]["split"],
+            "split_words": r["rules"]["words"]["paused"]["split"],
             "ptt_p50": r["push_to_talk"]["release_to_heard_ms"]["p50"],
             "sequential_p50": r["sequential_ms"]["heard"]["p50"],
         }

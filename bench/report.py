@@ -389,6 +389,14 @@ def latency_rows(lat: dict) -> list[tuple[str, str, str, str]]:
         ),
         (
             "latency",
+            "… of which left as two turns (speech on within 1.5 s continues a turn), words rule "
+            "(fixed rule); the assistant's voice had started",
+            f"{pw['split']}/{pw['n']} ({pf['split']}/{pf['n']}); voice started in "
+            f"{pw['voice_early']} ({pf['voice_early']})",
+            "",
+        ),
+        (
+            "latency",
             "push-to-talk release (200 ms after the last word) → first sample heard, p50 / p90",
             f"{ptt['p50']} / {ptt['p90']} ms{spread('ptt_p50')}",
             f"≤ 350 ms ({ok(ptt['p50'] <= 350)})",

@@ -38,6 +38,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="hands-free end of turn: from the words (the model's end-of-turn probability sets the "
         "silence) or after a fixed 400 ms (--turn-end fixed)",
     )
+    a(
+        "--continue-ms",
+        type=int,
+        default=1500,
+        help="hands-free: speech this soon after a turn ended continues it (0: never)",
+    )
     a("-vms", "--voice-ms", type=int, default=10000, help="longest utterance in ms (hands-free)")
     a("-c", "--capture", default=None, help="input device index or name")
     a("-o", "--output-device", default=None, help="output device index or name")

@@ -44,7 +44,7 @@ def assistant_config(args: argparse.Namespace):
         speaker=SpeakerConfig(device=device(args.output_device)),
         input_device=device(args.capture),
         hands_free=not args.ptt,
-        turn_end=TurnEndConfig(rule=args.turn_end),
+        turn_end=TurnEndConfig(rule=args.turn_end, continue_ms=max(0, args.continue_ms)),
         wake_command=args.wake_command,
         heard_ok=args.heard_ok,
         speak_command=args.speak,

@@ -43,7 +43,7 @@ from app.brain.brain import Brain
 from app.ears import vad
 from app.ears.early_transcription import EarlyTranscription
 from app.ears.echo import EchoGuard
-from app.ears.microphone import Level, Microphone, MicrophoneError
+from app.ears.microphone import Level, Microphone
 from app.ears.transcriber import Transcriber
 from app.ears.vad import RATE, Segmenter, SegmentEvent
 from app.loop.assistant_config import AssistantConfig
@@ -52,6 +52,7 @@ from app.loop.devices import DeviceFaults
 from app.loop.events import Event, State
 from app.loop.hearing import Hearing
 from app.loop.llm_worker import LlmWorker
+from app.loop.mic_control import MicControl
 from app.loop.responder import Responder
 from app.loop.tentative_turns import TentativeTurns
 from app.loop.turn import Turn
@@ -59,8 +60,6 @@ from app.loop.turn_end import end_silence_ms
 from app.voice.speaker import Speaker, SpeakerEvent
 
 log = logging.getLogger(__name__)
-LIVE_BLOCK_S = 0.04  # microphone period when the audio is used as it comes (segmenter, meter)
-SLOW_BLOCK_S = 0.1  # ... and when nothing watches it live (push-to-talk, window hidden)
 
 
 class Assistant:
@@ -71,7 +70,7 @@ class Assistant:
         self._on_event = on_event
         self.state = State.LOADING
         self.speaker: Any = None
-        self.mic: Microphone | None = None
+        self.mics = MicControl(config, self._on_mic_block, self._on_level, self._on_mic_error, self._error)
         self.echo = EchoGuard()
         self.segmenter = Segmenter(config.vad, on_event=self._on_segment)
         self.segmenter.base_end_ms = config.turn_end.base_ms(config.vad.end_silence_ms)
@@ -97,8 +96,6 @@ class Assistant:
         self._stt_q = self.hearing.queue  # (audio, t_speech_end, end_sample, final, ended): hearing.py
         self._closed = False
         self._life = threading.Lock()  # start() and shutdown() exclude each other
-        self._levels_wanted = True
-        self._muted = False
         self._threads: list[threading.Thread] = []
         self.devices = DeviceFaults(lambda: self.mic, self._voice_lost, self.emit)
 
@@ -112,7 +109,7 @@ class Assistant:
             self._set_state(State.LOADING)
             vad.prepare()  # the filter library's import (~0.9 s) here, not on the caller's thread
             self._start_speaker()
-            self._start_microphone()
+            self.mics.open()
             self.devices.start()
             llm_run = functools.partial(self.llm.run, self.speaker)
             for name, target in (("assistant-stt", self.hearing.run), ("assistant-llm", llm_run)):
@@ -135,26 +132,6 @@ class Assistant:
                 f"No voice output: {self.speaker.problem}. Replies will be shown as text only.", "tts"
             )
 
-    def _start_microphone(self) -> None:
-        if not self.config.use_microphone:
-            return
-        self.mic = Microphone(
-            self.config.input_device,
-            ring_s=self.config.vad.max_utterance_s + 10,
-            preroll_s=self.config.vad.preroll_ms / 1000,
-            on_block=self._on_mic_block,
-            on_level=self._on_level,
-            on_error=self._on_mic_error,
-            block_s=self._mic_block_s(),
-        )
-        self.mic.levels_enabled = self._levels_wanted
-        self.mic.muted = self._muted
-        try:
-            self.mic.open()
-        except MicrophoneError as exc:
-            self.mic = None
-            self._error(str(exc), "microphone")
-
     def shutdown(self, timeout: float = 2.0) -> None:
         """Stop speaking and generating, save the session, close devices. Blocks <= timeout."""
         with self._life:  # waits for a start() in progress (it opens devices)
@@ -163,8 +140,7 @@ class Assistant:
             self._closed = True
         self.interrupt()
         self.devices.close()
-        if self.mic is not None:
-            self.mic.close()
+        self.mics.close()
         self._stt_q.put(None)
         self.llm.stop()
         deadline = time.monotonic() + timeout
@@ -196,7 +172,7 @@ class Assistant:
         paused_at = self.segmenter.paused_at  # silent since a pause: its transcript is the turn's
         self.segmenter.hold_open = False
         self.segmenter.reset()
-        self._mic_block_due()
+        self.mics.apply_period(self._listening)
         self._set_state(State.TRANSCRIBING)
         self._stt_q.put((audio, time.perf_counter(), paused_at, True, None))
 
@@ -268,39 +244,19 @@ class Assistant:
     def set_muted(self, muted: bool) -> None:
         """Mute the microphone: it delivers silence (an utterance in progress ends with the words
         before, nothing is heard until unmuted); kept across a microphone reopen. Any thread."""
-        self._muted = muted
-        if self.mic is not None:
-            self.mic.muted = muted
+        self.mics.set_muted(muted)
 
     def set_level_updates(self, enabled: bool) -> None:
         """Whether `level` events are wanted (a front end that cannot show them says no).
         Call from one thread (the front end's); it may reopen the microphone (~50 ms)."""
-        self._levels_wanted = enabled
-        if self.mic is not None:
-            self.mic.levels_enabled = enabled
-            self._mic_block_due()
-
-    def _mic_block_s(self) -> float:
-        """The microphone's callback period: 40 ms when someone needs the audio as it comes (the
-        hands-free segmenter, a level meter at 25 Hz), else 100 ms: push-to-talk only needs the
-        ring, and each wake-up costs CPU (see ears.microphone)."""
-        return LIVE_BLOCK_S if self.config.hands_free or self._levels_wanted else SLOW_BLOCK_S
-
-    def _mic_block_due(self) -> None:
-        """Apply the wanted block size, unless an utterance is being held (no gap mid-word)."""
-        if self.mic is not None and not self._listening:
-            try:
-                self.mic.set_block_s(self._mic_block_s())
-            except MicrophoneError as exc:
-                self.mic = None
-                self._error(str(exc), "microphone")
+        self.mics.set_level_updates(enabled, self._listening)
 
     # ----- callbacks from audio threads -------------------------------------------------------
     def _on_level(self, level: Level) -> None:
         self.emit(Event("level", {"rms": level.rms, "peak": level.peak}))
 
     def _on_output_level(self, rms: float) -> None:
-        if self._levels_wanted:  # the voice's level, for a front end that shows it
+        if self.mics.levels_wanted:  # the voice's level, for a front end that shows it
             self.emit(Event("output_level", {"rms": rms}))
 
     def _on_mic_error(self, message: str) -> None:
@@ -403,6 +359,11 @@ class Assistant:
         log.debug("end of turn: P=%s -> %d ms of silence", turn.end_of_turn, ms)
 
     # ----- helpers -----------------------------------------------------------------------------
+    @property
+    def mic(self) -> Microphone | None:
+        """The open microphone (None: none works; the error was reported)."""
+        return self.mics.mic
+
     @property
     def conversation(self) -> Brain | None:
         """The brain, once the llm thread has loaded it."""
