@@ -116,3 +116,11 @@ def test_a_window_of_zero_never_continues() -> None:
     t = time.perf_counter()
     c.ended(np.zeros(1600, np.float32), 0, t)
     assert c.speech_started(t + 0.01) is None
+
+
+def test_the_window_is_a_setting() -> None:
+    from app.loop.settings import AppSettings, assistant_config
+
+    assert assistant_config(AppSettings()).turn_end.continue_ms == 1500
+    assert assistant_config(AppSettings(continue_ms=0)).turn_end.continue_ms == 0
+    assert assistant_config(AppSettings(continue_ms="soon")).turn_end.continue_ms == 1500  # hand-edited file

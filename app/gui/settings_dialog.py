@@ -199,6 +199,9 @@ class SettingsDialog(QDialog):
         self.silence = QSpinBox(minimum=200, maximum=3000, singleStep=50, value=self.s.end_silence_ms)
         self.silence.setToolTip("The fixed silence; with a remote server this rule always applies.")
         f.addRow("Fixed silence (ms)", self.silence)
+        self.go_on = QSpinBox(minimum=0, maximum=5000, singleStep=250, value=self.s.continue_ms)
+        self.go_on.setToolTip("Talking again this soon after a turn ended joins it (0: never).")
+        f.addRow("Going on within (ms)", self.go_on)
         self.ptt_key = QLineEdit(self.s.ptt_key)
         f.addRow("Push-to-talk key", self.ptt_key)
         self.global_ptt = QCheckBox("Also outside the window (X11 only)")
@@ -366,6 +369,7 @@ class SettingsDialog(QDialog):
             freq_thold=self.fth.value(),
             end_silence_ms=self.silence.value(),
             turn_end=self.turn_end.currentData(),
+            continue_ms=self.go_on.value(),
             ptt_key=self.ptt_key.text().strip() or "Space",
             global_ptt=self.global_ptt.isChecked(),
             person=self.person.text().strip() or "User",

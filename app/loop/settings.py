@@ -34,6 +34,7 @@ class AppSettings:
     freq_thold: float = 100.0
     end_silence_ms: int = 400  # the fixed end-of-turn rule's silence
     turn_end: str = "words"  # "words": the model says how long to wait (loop/turn_end.py); "fixed"
+    continue_ms: int = 1500  # speech this soon after a turn ended continues it (0: never)
     language: str = "en"
     person: str = "User"
     bot: str = "Aria"
@@ -97,6 +98,7 @@ class AppSettings:
             "freq_thold",
             "end_silence_ms",
             "turn_end",
+            "continue_ms",
             "voice",
             "rate",
             "sampling",
@@ -143,6 +145,7 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None):
 
     persona = Persona(s.person, s.bot, s.prompt)
     sampling = sampling_config(s.sampling)
+    go_on = max(0, s.continue_ms) if isinstance(s.continue_ms, int) else TurnEndConfig.continue_ms
     remote = (
         RemoteConfig(s.llm_url, s.llm_remote_model, temperature=sampling.temperature, top_p=sampling.top_p)
         if s.llm_url
@@ -167,6 +170,6 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None):
         speaker=SpeakerConfig(voice=s.voice or None, rate=s.rate, device=device(s.output_device)),
         input_device=device(s.input_device),
         hands_free=s.hands_free,
-        turn_end=TurnEndConfig(rule=s.turn_end if s.turn_end in RULES else "words"),
+        turn_end=TurnEndConfig(rule=s.turn_end if s.turn_end in RULES else "words", continue_ms=go_on),
         session_dir=session_dir if session_dir is not None else data_dir() / LEGACY_SESSION,
     )
