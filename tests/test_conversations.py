@@ -6,26 +6,14 @@ the last conversation opening at start, the single session of earlier versions a
 from __future__ import annotations
 
 import json
-import threading
 import time
 from pathlib import Path
 
 from app.brain.records import Message
 from app.brain.session_files import META
 from app.loop.conversation_store import UNTITLED, ConversationStore, title_from
-from tests.test_gui import close_window, open_window, shot
+from tests.test_gui import close_window, open_window, settled, shot
 from tests.test_gui_truth import wait_reply
-
-
-def settled(qtbot, w, stop: bool = True) -> None:
-    """Until the assistant is idle and its llm thread has done everything queued so far (a
-    reply's speech can be long: unless `stop` is False it is stopped rather than waited for)."""
-    if stop:
-        w.bridge.interrupt()
-    qtbot.waitUntil(lambda: w.pill.state == "idle", timeout=30000 if stop else 120000)
-    done = threading.Event()
-    w.bridge.assistant.llm.put(done.set)
-    qtbot.waitUntil(done.is_set, timeout=30000)
 
 
 def _say(qtbot, w, text: str) -> None:
@@ -46,6 +34,10 @@ def test_the_store_keeps_titles_order_and_undoable_deletes(tmp_path: Path) -> No
     assert store.note_first_turn(a.id, "  What is the  tallest mountain on Earth, and how tall is it really?")
     assert store.get(a.id).title == "What is the tallest mountain on Earth, and how…"
     assert not store.note_first_turn(a.id, "Another question")  # the first turn names it
+    assert not store.forget_first_turn(a.id, "Another question")  # not the turn it was named after
+    assert store.forget_first_turn(a.id, "What is the tallest mountain on Earth, and how tall is it really?")
+    assert store.get(a.id).title == UNTITLED  # that turn was taken back: the next one names it
+    assert store.note_first_turn(a.id, "What is the tallest mountain on Earth, and how tall is it really?")
     time.sleep(0.01)
     b = store.create()
     assert [c.id for c in store.list()] == [b.id, a.id]  # the newest first

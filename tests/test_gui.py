@@ -48,6 +48,17 @@ def close_window(w: MainWindow) -> float:
     return time.perf_counter() - t0
 
 
+def settled(qtbot, w, stop: bool = True) -> None:
+    """Until the assistant is idle and its llm thread has done everything queued so far (a
+    reply's speech can be long: unless `stop` is False it is stopped rather than waited for)."""
+    if stop:
+        w.bridge.interrupt()
+    qtbot.waitUntil(lambda: w.pill.state == "idle", timeout=30000 if stop else 120000)
+    done = threading.Event()
+    w.bridge.assistant.llm.put(done.set)
+    qtbot.waitUntil(done.is_set, timeout=30000)
+
+
 def test_window_appears_at_once_then_loads(qtbot, config_dir, virtual_audio) -> None:
     t0 = time.perf_counter()
     w = open_window(qtbot, wait_loaded=False)

@@ -4,16 +4,18 @@ and how it recovered. pytest-qt on the real assistant, real models, virtual audi
 from __future__ import annotations
 
 import dataclasses
+import time
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from app.brain.session_files import read_history
 from app.gui.settings_dialog import SettingsDialog
+from app.loop.conversation_store import title_from
 from app.loop.events import State
 from app.loop.settings import AppSettings
 from tests.conftest import espeak
-from tests.test_gui import close_window, open_window, shot
+from tests.test_gui import close_window, open_window, settled, shot
 
 STORY = "Tell me a long story about a dragon who loves tea."
 
@@ -210,6 +212,36 @@ def test_a_new_conversation_loses_nothing(qtbot, config_dir, virtual_audio) -> N
     qtbot.waitUntil(lambda: w.bridge.history() == [], timeout=10000)
     assert w.sidebar.ids()[1:] == [old]
     assert [m.text for m in read_history(w.conversations.store.path(old))][:1] == ["Hello there!"]
+    close_window(w)
+
+
+def test_going_on_after_a_pause_leaves_one_turn_on_screen_and_in_memory(
+    qtbot, config_dir, virtual_audio, speech_dir
+) -> None:
+    """Hands-free, a turn ends at a pause and its reply starts; the user goes on: the window and
+    the saved conversation hold the whole sentence once, with one reply, titled by it."""
+    head = espeak("Tell me something interesting.", speech_dir / "gui-go-on-a.wav", wpm=140)
+    tail = espeak("about the ocean.", speech_dir / "gui-go-on-b.wav", wpm=140)
+    s = AppSettings(n_ctx=1024, hands_free=True, turn_end="fixed", continue_ms=20000)
+    w = open_window(qtbot, s)
+    virtual_audio.play_into_mic(head).wait(30)
+    qtbot.waitUntil(lambda: w.pill.state == "speaking", timeout=90000)
+    first = w.chat.messages[0].text
+    assert "interesting" in first.lower()
+    time.sleep(1.0)  # its reply is heard a moment
+    virtual_audio.play_into_mic(tail).wait(30)
+
+    def went_on() -> bool:  # the head's words and more (whisper tiny may hear "the ocean" as "motion")
+        return bool(w.chat.messages) and len(w.chat.messages[0].text.split()) > len(first.split())
+
+    qtbot.waitUntil(went_on, timeout=90000)
+    wait_reply(qtbot, w, 2)
+    settled(qtbot, w)
+    shot(w, "went-on-after-a-pause")
+    said = w.chat.messages[0].text
+    assert [m.role for m in w.chat.messages] == ["user", "assistant"]
+    assert [m.text for m in w.bridge.history() if m.role == "user"] == [said]
+    qtbot.waitUntil(lambda: w.conversations.store.list()[0].title == title_from(said), timeout=10000)
     close_window(w)
 
 

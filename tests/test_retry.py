@@ -15,8 +15,7 @@ from app.brain.records import RemoteConfig
 from app.brain.remote import RemoteConversation
 from app.brain.sampling import SamplingConfig
 from tests.support.servers import FaultServer
-from tests.test_conversations import settled
-from tests.test_gui import close_window, open_window, shot
+from tests.test_gui import close_window, open_window, settled, shot
 from tests.test_llm import assert_consistent
 
 QUESTION = "Tell me a short story about a cat."

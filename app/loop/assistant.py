@@ -324,7 +324,7 @@ class Assistant:
         if turn is not None and r is not None:
             self.interrupt()
             self.llm.put(lambda: r.take_back(turn))
-        self.emit(Event("notice", {"message": "Still listening: you went on after a pause"}))
+        self.emit(Event("notice", {"message": "You went on after a pause: heard as one turn"}))
 
     def _on_speaker(self, ev: SpeakerEvent) -> None:
         turn = self.responder.speaking if self.responder else None

@@ -177,7 +177,7 @@ class Responder:
         if text is None:
             return
         self.last_answered = None
-        self.save_session()
+        self.save_session(even_empty=True)  # the saved copy must not keep it either
         log.info("turn taken back, the user went on: %r", text)
         data = {"text": text, "stats": self.conversation.context_stats(), "continued": True}
         self._emit(Event("retracted", data))
@@ -206,9 +206,10 @@ class Responder:
         }
         self._emit(Event("switched", data))
 
-    def save_session(self) -> None:
-        """llm thread: write the session (when there is one); a failure is reported, not raised."""
-        if self.session_dir and self.conversation.history:
+    def save_session(self, even_empty: bool = False) -> None:
+        """llm thread: write the session (when there is one, and something to keep unless
+        `even_empty`); a failure is reported, not raised."""
+        if self.session_dir and (self.conversation.history or even_empty):
             try:
                 save_session(self.conversation, self.session_dir)
             except OSError as exc:
