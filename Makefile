@@ -59,7 +59,7 @@ lint: install
 
 bench: sysdeps-test install models
 	@$(BIN)/talk-llama models fetch tiny.en
-	for b in stt tts latency context idle bargein remote chatview switch orb; do $(BIN)/python -m bench.$$b || exit 1; done
+	for b in stt pauses tts latency context idle bargein remote chatview switch orb; do $(BIN)/python -m bench.$$b || exit 1; done
 	$(BIN)/python -m bench.load --voice 8
 	$(BIN)/python -m bench.coldstart --runs 5  # builds a bundle
 	$(BIN)/python -m bench.longchat --configs today,default  # ~35 minutes

@@ -126,6 +126,17 @@ def rows() -> list[tuple[str, str, str, str]]:
         ]
     if lat := load("latency"):
         out += latency_rows(lat)
+    if r := load("pauses"):
+        lost, ms = r["tail_lost"], r["whisper_ms_p50"]
+        out.append(
+            (
+                "pauses",
+                f"utterances with a 0.6–1.2 s pause mid-sentence whose last word whisper lost, given "
+                f"them whole vs with the pause cut to 300 ms ({r['utterances']}); whisper p50",
+                f"{lost['whole']} vs {lost['squeezed']}; {ms['whole']} vs {ms['squeezed']} ms",
+                "",
+            )
+        )
     if r := load("longchat"):
         out += longchat_rows(r)
     if r := load("idle"):

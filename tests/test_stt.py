@@ -17,7 +17,7 @@ from scipy.signal import lfilter
 
 from app.ears.microphone import Microphone, MicrophoneError
 from app.ears.transcriber import SttConfig, Transcriber, auto_audio_ctx, clean_text, split_at_pauses
-from app.ears.vad import RATE, Segmenter, VadConfig
+from app.ears.vad import RATE, Segmenter, VadConfig, squeeze_pauses
 from tests.conftest import espeak, load16k
 
 # Phrases the default model (tiny.en q4_0) gets word for word from espeak-ng; bench/stt.py
@@ -165,6 +165,28 @@ def test_long_utterance_is_transcribed_in_pieces_cut_at_pauses(transcriber, spee
 
 def test_split_at_pauses_short_audio_is_one_piece() -> None:
     assert split_at_pauses(np.zeros(3 * RATE, np.float32), 7.5) == [(0, 3 * RATE)]
+
+
+def test_long_pauses_inside_a_clip_are_cut_short_and_its_ends_are_left() -> None:
+    rng = np.random.default_rng(0)
+    voice = lambda s: (0.1 * rng.standard_normal(int(s * RATE))).astype(np.float32)  # noqa: E731
+    quiet = lambda s: (1e-4 * rng.standard_normal(int(s * RATE))).astype(np.float32)  # noqa: E731
+    clip = np.concatenate([quiet(0.5), voice(1), quiet(1.0), voice(1), quiet(0.2), voice(0.5), quiet(0.8)])
+    out = squeeze_pauses(clip, 300)
+    assert len(clip) - len(out) == int(0.7 * RATE)  # only the 1 s pause, to 300 ms
+    assert np.array_equal(out[: int(1.5 * RATE)], clip[: int(1.5 * RATE)])  # the head as it was
+    assert np.array_equal(out[-int(1.7 * RATE) :], clip[-int(1.7 * RATE) :])  # 200 ms pause, tail kept
+    assert squeeze_pauses(voice(0.2), 300).size == int(0.2 * RATE)
+
+
+def test_a_long_pause_mid_sentence_does_not_end_what_whisper_hears(transcriber, speech_dir) -> None:
+    """Given "What is the weather like in … [900 ms] … Paris today?" whole, whisper tiny stopped
+    at "in?"; with the pause cut short it hears the sentence (bench/pauses.py: 12 → 3 of 36)."""
+    head = load16k(espeak("What is the weather like in", speech_dir / "wx-a.wav", wpm=140))
+    tail = load16k(espeak("Paris today?", speech_dir / "wx-b.wav", wpm=140))
+    head = head[: np.nonzero(np.abs(head) > 0.01)[0][-1] + 1]
+    audio = np.concatenate([head, np.zeros(int(0.9 * RATE), np.float32), tail])
+    assert "paris" in transcriber.transcribe(audio).text.lower()
 
 
 # ----- the microphone, through the real PulseAudio virtual mic --------------------------------

@@ -120,7 +120,7 @@ def test_keyboard_shortcuts_sheet_lists_what_the_keys_do(qtbot, config_dir, virt
     # the keys do it: Ctrl+M mutes (every control shows it), again unmutes
     w.activateWindow()
     w.menu_actions["mute"].trigger()
-    assert w.bridge.assistant._muted and w.tray.mute.isChecked() and "muted" in w.ptt.text()
+    assert w.bridge.assistant.mics.muted and w.tray.mute.isChecked() and "muted" in w.ptt.text()
     qtbot.waitUntil(lambda: w.bridge.assistant.mic is not None, timeout=10000)
     assert w.bridge.assistant.mic.muted
     w.menu_actions["mute"].trigger()

@@ -7,7 +7,9 @@ output is rejected, and whisper's stock hallucinations ("Thank you.", "you") are
 the audio was near-silent. `audio_ctx` is sized to the clip (1 unit = 20 ms) with a margin,
 which cuts the encoder's cost for short clips. Longer audio is cut at its quietest moments into
 pieces of at most `chunk_s` (a word is never split by a blind 30 s cut; pieces without speech
-are skipped, so silence inside a monologue cannot turn into a hallucination).
+are skipped, so silence inside a monologue cannot turn into a hallucination). Silences inside a
+piece longer than `max_pause_ms` are cut short (vad.squeeze_pauses): given "What is the weather
+like in … [600 ms] … Paris today?", whisper tiny stopped at "in?" (bench/pauses.py).
 
 Threading: one Transcriber is used by one thread at a time (a lock enforces it); it blocks for
 the transcription. Never call it on a GUI thread.
@@ -28,7 +30,7 @@ import numpy as np
 
 from app.catalog.catalog import check_file
 from app.cpu import FreeCores, threads_for
-from app.ears.vad import SpeechStats, VadConfig, speech_stats
+from app.ears.vad import SpeechStats, VadConfig, speech_stats, squeeze_pauses
 from app.logs import NATIVE_LOAD
 
 log = logging.getLogger(__name__)
@@ -73,6 +75,7 @@ class SttConfig:
     gate: bool = True  # reject clips without speech before running whisper
     chunk_s: float = 7.5  # longer audio is cut at pauses into pieces up to this long (<= 30)
     fallback: bool = True  # re-decode at higher temperatures when greedy output looks wrong (-nf: off)
+    max_pause_ms: int = 300  # longer silences inside a clip are cut to this before whisper (0: off)
 
 
 @dataclass
@@ -228,6 +231,8 @@ class Transcriber:
                 chunk = audio[start:end]
                 if len(pieces) > 1 and speech_stats(chunk, self.vad).speech_ms < 100:
                     continue  # a silent stretch of a long recording
+                if self.config.max_pause_ms:  # a long pause reads as the end to whisper tiny
+                    chunk = squeeze_pauses(chunk, self.config.max_pause_ms, self.vad)
                 ctx = audio_ctx if audio_ctx is not None else self.config.audio_ctx
                 ctx = ctx or auto_audio_ctx(len(chunk))
                 # whisper needs at least 1 s of input; pad short clips with silence

@@ -13,7 +13,7 @@
   another silence for the utterance as heard at a pause (the words rule, loop/turn_end.py).
   Single-threaded otherwise: call `feed` from one thread.
 - `speech_stats` / `has_speech`: the gate in front of whisper that keeps silence and noise from
-  ever becoming a turn.
+  ever becoming a turn; `squeeze_pauses`: long silences inside a clip cut short before whisper.
 """
 
 from __future__ import annotations
@@ -257,3 +257,44 @@ def speech_stats(audio: np.ndarray, config: VadConfig | None = None) -> SpeechSt
     speech = sum(1 for f, lv in zip(frames, levels, strict=True) if lv > thresh and cls.model(f))
     peak = float(20 * np.log10(np.max(np.abs(audio)) + 1e-10))
     return SpeechStats(speech * 20, len(frames) * 20, peak, rms_db(audio))
+
+
+def squeeze_pauses(
+    audio: np.ndarray, keep_ms: int = 300, config: VadConfig | None = None, longer_than_ms: int = 500
+) -> np.ndarray:
+    """`audio` with every pause between words longer than `longer_than_ms` cut to `keep_ms`
+    (its middle removed; the head and tail of the clip, and shorter pauses, untouched). Whisper
+    tiny, given "What is the weather like in … [600 ms] … Paris today?" whole, stopped at "in?":
+    a long pause reads as the end. A pause is a run of frames that are not speech as
+    `speech_stats` judges it (loud above the clip's floor and speech to the WebRTC model)
+    between two that are. Clicks in noise 333 ms apart turned into "(cl cl cl …)" once their
+    gaps were cut by a few ms, hence only pauses that read as an end are touched."""
+    c = config or VadConfig()
+    n = len(audio) // FRAME
+    frame_ms = 1000 * FRAME // RATE
+    keep, longer = keep_ms // frame_ms, max(keep_ms, longer_than_ms) // frame_ms
+    if n <= longer:
+        return audio
+    cls = FrameClassifier(c)
+    frames = audio[: n * FRAME].reshape(-1, FRAME)
+    levels = frame_rms_db(cls.filter(audio[: n * FRAME]).reshape(-1, FRAME))
+    thresh = max(c.min_rms_db, float(np.percentile(levels, 10)) + c.snr_db)
+    loud = [bool(lv > thresh and cls.model(f)) for f, lv in zip(frames, levels, strict=True)]
+    spans, start = [], None  # [first, last) quiet frame runs between loud frames
+    for i, is_loud in enumerate(loud):
+        if not is_loud and start is None:
+            start = i
+        elif is_loud and start is not None:
+            if start > 0 and i - start > longer:
+                spans.append((start, i))
+            start = None
+    if not spans:
+        return audio
+    parts, at = [], 0
+    for first, last in spans:
+        cut_from = (first + keep // 2) * FRAME
+        cut_to = (last - (keep - keep // 2)) * FRAME
+        parts.append(audio[at:cut_from])
+        at = cut_to
+    parts.append(audio[at:])
+    return np.concatenate(parts)
