@@ -13,7 +13,8 @@
   another silence for the utterance as heard at a pause (the words rule, loop/turn_end.py).
   Single-threaded otherwise: call `feed` from one thread.
 - `speech_stats` / `has_speech`: the gate in front of whisper that keeps silence and noise from
-  ever becoming a turn; `squeeze_pauses`: long silences inside a clip cut short before whisper.
+  ever becoming a turn (`speech_frames` per frame); `squeeze_pauses`: long silences inside a
+  clip cut short before whisper.
 """
 
 from __future__ import annotations
@@ -244,19 +245,23 @@ class SpeechStats:
 def speech_stats(audio: np.ndarray, config: VadConfig | None = None) -> SpeechStats:
     """How much of a whole clip is speech: frames the WebRTC model calls speech whose
     high-passed level is `snr_db` above the clip's own noise floor (10th percentile level)."""
+    if len(audio) < FRAME:
+        return SpeechStats(0, 0, -200.0, -200.0)
+    speech = speech_frames(audio, config)
+    peak = float(20 * np.log10(np.max(np.abs(audio)) + 1e-10))
+    return SpeechStats(int(speech.sum()) * 20, len(speech) * 20, peak, rms_db(audio))
+
+
+def speech_frames(audio: np.ndarray, config: VadConfig | None = None) -> np.ndarray:
+    """Per 20 ms frame of a whole clip: is it speech? (The WebRTC model says so and its
+    high-passed level is `snr_db` above the clip's own noise floor, its 10th percentile.)"""
     c = config or VadConfig()
     cls = FrameClassifier(c)
     n = len(audio) // FRAME * FRAME
-    if n == 0:
-        return SpeechStats(0, 0, -200.0, -200.0)
     frames = audio[:n].reshape(-1, FRAME)
-    filtered = cls.filter(audio[:n]).reshape(-1, FRAME)  # one pass: same as frame by frame
-    levels = frame_rms_db(filtered)
-    floor = float(np.percentile(levels, 10))
-    thresh = max(c.min_rms_db, floor + c.snr_db)
-    speech = sum(1 for f, lv in zip(frames, levels, strict=True) if lv > thresh and cls.model(f))
-    peak = float(20 * np.log10(np.max(np.abs(audio)) + 1e-10))
-    return SpeechStats(speech * 20, len(frames) * 20, peak, rms_db(audio))
+    levels = frame_rms_db(cls.filter(audio[:n]).reshape(-1, FRAME))  # one pass: as frame by frame
+    thresh = max(c.min_rms_db, float(np.percentile(levels, 10)) + c.snr_db) if n else 0.0
+    return np.array([lv > thresh and cls.model(f) for f, lv in zip(frames, levels, strict=True)], dtype=bool)
 
 
 def squeeze_pauses(
@@ -266,22 +271,15 @@ def squeeze_pauses(
     (its middle removed; the head and tail of the clip, and shorter pauses, untouched). Whisper
     tiny, given "What is the weather like in … [600 ms] … Paris today?" whole, stopped at "in?":
     a long pause reads as the end. A pause is a run of frames that are not speech as
-    `speech_stats` judges it (loud above the clip's floor and speech to the WebRTC model)
-    between two that are. Clicks in noise 333 ms apart turned into "(cl cl cl …)" once their
-    gaps were cut by a few ms, hence only pauses that read as an end are touched."""
-    c = config or VadConfig()
-    n = len(audio) // FRAME
+    `speech_frames` judges it between two that are. Clicks in noise 333 ms apart turned into
+    "(cl cl cl …)" once their gaps were cut by a few ms, hence only pauses that read as an end
+    are touched."""
     frame_ms = 1000 * FRAME // RATE
     keep, longer = keep_ms // frame_ms, max(keep_ms, longer_than_ms) // frame_ms
-    if n <= longer:
+    if len(audio) // FRAME <= longer:
         return audio
-    cls = FrameClassifier(c)
-    frames = audio[: n * FRAME].reshape(-1, FRAME)
-    levels = frame_rms_db(cls.filter(audio[: n * FRAME]).reshape(-1, FRAME))
-    thresh = max(c.min_rms_db, float(np.percentile(levels, 10)) + c.snr_db)
-    loud = [bool(lv > thresh and cls.model(f)) for f, lv in zip(frames, levels, strict=True)]
-    spans, start = [], None  # [first, last) quiet frame runs between loud frames
-    for i, is_loud in enumerate(loud):
+    spans, start = [], None  # [first, last) runs of frames without speech between speech
+    for i, is_loud in enumerate(speech_frames(audio, config)):
         if not is_loud and start is None:
             start = i
         elif is_loud and start is not None:

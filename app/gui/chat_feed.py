@@ -2,9 +2,9 @@
 
 `ChatFeed.handle(kind, data)` takes `history`, `switched`, `user`, `token`, `sentence`, `heard`,
 `turn`, `retracted` (a Retry, or the user going on after a pause, took the newest exchange
-back: it leaves the screen) and the end of
-speaking (`speech_ended`); it owns the reply being written and which of its sentences is being
-spoken (highlighted). Returns False for kinds it does not draw. GUI thread only.
+back: it leaves the screen) and the end of speaking (`speech_ended`); it owns the reply being
+written and which of its sentences is being spoken (highlighted). Returns False for kinds it
+does not draw. GUI thread only.
 """
 
 from __future__ import annotations
