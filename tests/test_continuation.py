@@ -18,34 +18,34 @@ from tests.test_turn_taking import paused_wav
 
 
 def test_speech_within_the_window_continues_the_last_utterance() -> None:
-    c = Continuation(window_ms=1000, gap_ms=300)
+    c = Continuation(window_ms=1000)
     head = np.ones(16000 + 8000, np.float32)  # 1 s of words, then 0.5 s of silence
     t_end = time.perf_counter()
-    record = c.ended(head, 8000, t_end)
-    assert len(record.audio) == 16000 + 4800  # the silence between the parts shortened to 300 ms
+    record = c.ended(head, t_end)
+    assert len(record.audio) == len(head)  # (the Transcriber cuts the pause: test_stt.py)
     turn = Turn("Tell me about", t_end)
     assert c.deliver(record, lambda: turn) and record.turn is turn
     assert c.speech_started(t_end + 0.6) is record  # the user went on: that turn is taken back
     tail = np.full(100, 2, np.float32)
     merged = c.prefixed(tail)
     assert len(merged) == len(record.audio) + 100 and merged[-1] == 2
-    c.ended(merged, 0, t_end + 2)  # the merged utterance ends: the head is used up
+    c.ended(merged, t_end + 2)  # the merged utterance ends: the head is used up
     assert len(c.prefixed(tail)) == 100
 
 
 def test_a_turn_not_made_yet_is_never_made_and_late_speech_is_a_new_turn() -> None:
     c = Continuation(window_ms=1000)
     t_end = time.perf_counter()
-    record = c.ended(np.ones(1600, np.float32), 0, t_end)
+    record = c.ended(np.ones(1600, np.float32), t_end)
     assert c.speech_started(t_end + 0.2) is record and record.turn is None
     made: list[int] = []
     assert not c.deliver(record, lambda: made.append(1))  # whisper finished after the user went on
     assert not made
-    late = c.ended(np.ones(1600, np.float32), 0, t_end + 3)
+    late = c.ended(np.ones(1600, np.float32), t_end + 3)
     assert c.deliver(late, lambda: None)
     assert c.speech_started(t_end + 4.5) is None  # 1.5 s later: a turn of its own
     assert c.dropped() is None
-    c.ended(np.ones(1600, np.float32), 0, t_end + 5)
+    c.ended(np.ones(1600, np.float32), t_end + 5)
     c.speech_started(t_end + 5.1)
     dropped = c.dropped()  # the new utterance was dropped: the head's words come back alone
     assert dropped is not None and len(dropped.audio) == 1600 and c.dropped() is None
@@ -114,7 +114,7 @@ def test_a_long_pause_still_makes_two_turns(virtual_audio, llm_model, whisper_mo
 def test_a_window_of_zero_never_continues() -> None:
     c = Continuation(window_ms=0)
     t = time.perf_counter()
-    c.ended(np.zeros(1600, np.float32), 0, t)
+    c.ended(np.zeros(1600, np.float32), t)
     assert c.speech_started(t + 0.01) is None
 
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from app.catalog.catalog import check_file
 from app.cpu import FreeCores, threads_for
-from app.ears.vad import SpeechStats, VadConfig, speech_stats, squeeze_pauses
+from app.ears.vad import SpeechStats, VadConfig, speech_frames, squeeze_pauses, stats_from
 from app.logs import NATIVE_LOAD
 
 log = logging.getLogger(__name__)
@@ -218,7 +218,8 @@ class Transcriber:
         audio = np.ascontiguousarray(audio, dtype=np.float32)
         result = Transcript(text="", duration_s=len(audio) / RATE)
         t0 = time.perf_counter()
-        stats = speech_stats(audio, self.vad)
+        speech = speech_frames(audio, self.vad)
+        stats = stats_from(audio, speech)
         result.speech = stats
         if len(audio) < RATE // 10:
             return self._reject(result, "too short", t0)
@@ -229,10 +230,11 @@ class Transcriber:
         with self._lock:
             for start, end in pieces:
                 chunk = audio[start:end]
-                if len(pieces) > 1 and speech_stats(chunk, self.vad).speech_ms < 100:
+                frames = speech if len(pieces) == 1 else speech_frames(chunk, self.vad)
+                if len(pieces) > 1 and stats_from(chunk, frames).speech_ms < 100:
                     continue  # a silent stretch of a long recording
                 if self.config.max_pause_ms:  # a long pause reads as the end to whisper tiny
-                    chunk = squeeze_pauses(chunk, self.config.max_pause_ms, self.vad)
+                    chunk = squeeze_pauses(chunk, self.config.max_pause_ms, self.vad, speech=frames)
                 ctx = audio_ctx if audio_ctx is not None else self.config.audio_ctx
                 ctx = ctx or auto_audio_ctx(len(chunk))
                 # whisper needs at least 1 s of input; pad short clips with silence

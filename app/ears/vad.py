@@ -245,9 +245,13 @@ class SpeechStats:
 def speech_stats(audio: np.ndarray, config: VadConfig | None = None) -> SpeechStats:
     """How much of a whole clip is speech: frames the WebRTC model calls speech whose
     high-passed level is `snr_db` above the clip's own noise floor (10th percentile level)."""
+    return stats_from(audio, speech_frames(audio, config))
+
+
+def stats_from(audio: np.ndarray, speech: np.ndarray) -> SpeechStats:
+    """`speech_stats` from the clip's `speech_frames` (computed once, used twice by whisper's gate)."""
     if len(audio) < FRAME:
         return SpeechStats(0, 0, -200.0, -200.0)
-    speech = speech_frames(audio, config)
     peak = float(20 * np.log10(np.max(np.abs(audio)) + 1e-10))
     return SpeechStats(int(speech.sum()) * 20, len(speech) * 20, peak, rms_db(audio))
 
@@ -265,7 +269,11 @@ def speech_frames(audio: np.ndarray, config: VadConfig | None = None) -> np.ndar
 
 
 def squeeze_pauses(
-    audio: np.ndarray, keep_ms: int = 300, config: VadConfig | None = None, longer_than_ms: int = 500
+    audio: np.ndarray,
+    keep_ms: int = 300,
+    config: VadConfig | None = None,
+    longer_than_ms: int = 500,
+    speech: np.ndarray | None = None,
 ) -> np.ndarray:
     """`audio` with every pause between words longer than `longer_than_ms` cut to `keep_ms`
     (its middle removed; the head and tail of the clip, and shorter pauses, untouched). Whisper
@@ -273,13 +281,13 @@ def squeeze_pauses(
     a long pause reads as the end. A pause is a run of frames that are not speech as
     `speech_frames` judges it between two that are. Clicks in noise 333 ms apart turned into
     "(cl cl cl …)" once their gaps were cut by a few ms, hence only pauses that read as an end
-    are touched."""
+    are touched. `speech`: the clip's `speech_frames`, when the caller has them already."""
     frame_ms = 1000 * FRAME // RATE
     keep, longer = keep_ms // frame_ms, max(keep_ms, longer_than_ms) // frame_ms
     if len(audio) // FRAME <= longer:
         return audio
     spans, start = [], None  # [first, last) runs of frames without speech between speech
-    for i, is_loud in enumerate(speech_frames(audio, config)):
+    for i, is_loud in enumerate(speech if speech is not None else speech_frames(audio, config)):
         if not is_loud and start is None:
             start = i
         elif is_loud and start is not None:

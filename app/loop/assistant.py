@@ -304,7 +304,7 @@ class Assistant:
         audio = self.continuation.prefixed(ev.audio)
         ended = None
         if ev.kind == "utterance":
-            ended = self.continuation.ended(audio, silence, t_end)
+            ended = self.continuation.ended(audio, t_end)
         elif ev.kind == "capped":
             self.continuation.forget()
             self.emit(Event("notice", {"message": "long utterance cut at the configured limit"}))

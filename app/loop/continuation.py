@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.ears.vad import RATE
 from app.loop.turn import Turn
 
 
@@ -38,11 +37,11 @@ class Ended:
 
 
 class Continuation:
-    def __init__(self, window_ms: int, gap_ms: int = 300) -> None:
+    def __init__(self, window_ms: int) -> None:
         """`window_ms`: speech starting this soon after the end of a turn continues it (0: never).
-        `gap_ms`: the silence kept between the two parts (whisper hears a pause, not a cut)."""
+        The pause between the two parts stays in the audio; the Transcriber cuts it short
+        (vad.squeeze_pauses), as it does any long pause."""
         self.window_ms = window_ms
-        self.gap_ms = gap_ms
         self._lock = threading.Lock()
         self._last: Ended | None = None
         self._head: np.ndarray | None = None  # the audio heading the utterance being heard
@@ -52,11 +51,10 @@ class Continuation:
         head = self._head
         return audio if head is None else np.concatenate([head, audio])
 
-    def ended(self, audio: np.ndarray, silence: int, t_end: float) -> Ended:
-        """Audio thread: an utterance (already `prefixed`) ended after `silence` samples of
-        silence; the record goes to the stt thread with it."""
-        keep = len(audio) - max(0, silence - self.gap_ms * RATE // 1000)
-        record = Ended(audio[:keep], t_end)
+    def ended(self, audio: np.ndarray, t_end: float) -> Ended:
+        """Audio thread: an utterance (already `prefixed`) ended; the record goes to the stt
+        thread with it."""
+        record = Ended(audio, t_end)
         with self._lock:
             self._last, self._head = record, None
         return record

@@ -71,14 +71,13 @@ class ConversationStore:
         saved = [p.stat().st_mtime for name in session_files.ALL if (p := path / name).exists()]
         updated = max(saved, default=float(about.get("created") or path.stat().st_mtime))
         title = str(about.get("title") or "")
-        if not title and saved:  # named from its history once (reading it is not cheap)
-            first = self._first_user_text(path)
-            title = title_from(first) if first else UNTITLED
-            if first:
-                try:
-                    self._write_about(path, {**about, "title": title})
-                except OSError as exc:  # a read-only folder is still listed
-                    log.warning("could not keep the title of %s: %s", path, exc)
+        # Named from its history once (reading it is not cheap).
+        if not title and saved and (first := self._first_user_text(path)):
+            title = title_from(first)
+            try:
+                self._write_about(path, {**about, "title": title})
+            except OSError as exc:  # a read-only folder is still listed
+                log.warning("could not keep the title of %s: %s", path, exc)
         return SavedConversation(conv_id, path, title or UNTITLED, updated, empty=not saved)
 
     def path(self, conv_id: str) -> Path:
