@@ -2,9 +2,10 @@
 
 On the virtual devices (faint -50 dBFS room noise in the microphone throughout), for three
 microphones: `headset` (no echo path), `room-20` and `room-10` (the speaker looped into the
-microphone at -20 / -10 dB). The hands-free path is wired as in the app (tests/support/echo_rig:
-Speaker, Microphone in 40 ms blocks, EchoGuard, Segmenter) without the language model, which
-plays no part in the decision.
+microphone at -20 / -10 dB, one clock for both, as one sound card), and on request
+`room-20-drift` (the loopback's rate adjusted as it goes: two devices' clocks). The hands-free
+path is wired as in the app (tests/support/echo_rig: Speaker, Microphone in 40 ms blocks,
+EchoGuard, Segmenter) without the language model, which plays no part in the decision.
 - 20 barge-in trials per microphone: the assistant reads a story; 0.8-2.5 s into it one of 10
   utterances ("Stop.", "Stop. What is two plus two?", ...) is played into the microphone at
   0 or -6 dB (espeak-ng's own level, ~-19 dBFS while voiced, is 0 dB). Measured: detected (a
@@ -15,7 +16,8 @@ plays no part in the decision.
 - 20 uninterrupted replies per microphone: false barge-ins and false turns (utterances).
 Targets (issue #20): >= 95% detected, speech start -> silence p50 <= 300 ms, p90 <= 500 ms,
 0 false barge-ins.
-Run: .venv/bin/python -m bench.bargein [--trials 20] [--mics headset,room-20,room-10]
+Run: .venv/bin/python -m bench.bargein [--trials 20] [--mics headset,room-20,room-10] [--record DIR]
+(--record keeps what each guard was given, for `bench/echo_replay.py`: other settings, same audio.)
 """
 
 from __future__ import annotations
@@ -30,12 +32,14 @@ import numpy as np
 import soundfile as sf
 
 from bench.common import ROOT, emit, speak_16k, words
+from bench.echo_replay import EchoRecorder
 from bench.idle import noise_wav
 from tests.support.echo_rig import EchoRig, onset_position, room
 from tests.support.monitor import Monitor
 from tests.support.pulse import VirtualAudio
 
-MICS = {"headset": None, "room-20": -20.0, "room-10": -10.0}
+MICS = {"headset": None, "room-20": -20.0, "room-10": -10.0, "room-20-drift": -20.0}
+DEFAULT_MICS = "headset,room-20,room-10"  # room-20-drift: two devices' clocks (known limit)
 UTTERANCES = [
     "Stop.",
     "Wait.",
@@ -88,9 +92,9 @@ def barge_trial(rig: EchoRig, audio: VirtualAudio, wav: Path, text: str, delay: 
     rig.speaker.stop()
     rig.guard.playback_stopped()
     rig.quiet()
-    result: dict = {"text": text, "detected": detected}
     captured = rig.mic.read(start)
     onset = onset_position(captured, start, utterance)
+    result: dict = {"text": text, "detected": detected, "onset": onset}
     if detected and onset is not None:
         pos, t_barge = rig.barges[n_barges]
         result["decision_ms"] = round((pos - onset) / 16, 1)
@@ -102,33 +106,50 @@ def barge_trial(rig: EchoRig, audio: VirtualAudio, wav: Path, text: str, delay: 
     return result
 
 
-def run_mic(name: str, audio: VirtualAudio, trials: int, tmp: Path, transcriber, seed: int) -> dict:
+def run_mic(
+    name: str, audio: VirtualAudio, trials: int, tmp: Path, transcriber, seed: int, record: Path | None
+) -> dict:
     rng = np.random.default_rng(seed)
     rig = EchoRig()
+    recorder = EchoRecorder(rig.guard, lambda: rig.mic.position) if record else None
     monitor = Monitor(tmp / f"monitor-{name}")
     out: dict = {"barge": [], "false_barges": 0, "false_turns": 0, "replies": trials}
     try:
-        with room(audio, MICS[name]):
+        with room(audio, MICS[name], drift=name.endswith("-drift")):
             for i in range(trials):
                 text = UTTERANCES[i % len(UTTERANCES)]
                 level = 0.0 if (i // len(UTTERANCES)) % 2 == 0 else -6.0
                 wav = tmp / f"utt-{i}.wav"
                 sf.write(wav, speak_16k(text) * 10 ** (level / 20), 16000, subtype="PCM_16")
+                begin = recorder.begin() if recorder else 0
                 r = barge_trial(rig, audio, wav, text, float(rng.uniform(0.8, 2.5)), transcriber)
                 r["level_db"] = level
+                onset = r.pop("onset")
+                if recorder:
+                    recorder.mark(
+                        begin, kind="barge", onset=onset, text=text, level_db=level, live=r["detected"]
+                    )
                 out["barge"].append(r)
                 print(f"# {name} {i}: {r}", flush=True)
             for i in range(trials):
                 n_barges, n_utts = len(rig.barges), len(rig.utterances)
+                begin = recorder.begin() if recorder else 0
                 rig.say([REPLIES[i % len(REPLIES)]])
                 rig.started.wait(30)
                 rig.quiet(60)
                 time.sleep(0.5)
+                if recorder:
+                    recorder.mark(
+                        begin, kind="reply", text=REPLIES[i % len(REPLIES)], live=len(rig.barges) - n_barges
+                    )
                 out["false_barges"] += len(rig.barges) - n_barges
                 out["false_turns"] += len(rig.utterances) - n_utts
     finally:
         times, rms = monitor.stop()
         rig.close()
+        if recorder:
+            record.mkdir(parents=True, exist_ok=True)
+            recorder.save(record / f"{name}.npz")
     for r in out["barge"]:
         if "t_barge" in r:
             t_barge = r.pop("t_barge")
@@ -159,8 +180,9 @@ def summarize(mic: dict) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--trials", type=int, default=20)
-    ap.add_argument("--mics", default=",".join(MICS))
+    ap.add_argument("--mics", default=DEFAULT_MICS, help=f"any of {', '.join(MICS)}")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--record", type=Path, help="keep each guard's input here (bench/echo_replay.py)")
     args = ap.parse_args()
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from app.ears.transcriber import SttConfig, Transcriber
@@ -173,7 +195,7 @@ def main() -> None:
             feed = audio.play_into_mic(noise_wav(Path(tmp) / "noise.wav", 3600))
             try:
                 for name in args.mics.split(","):
-                    raw = run_mic(name, audio, args.trials, Path(tmp), transcriber, args.seed)
+                    raw = run_mic(name, audio, args.trials, Path(tmp), transcriber, args.seed, args.record)
                     result["mics"][name] = {"summary": summarize(raw), "trials": raw["barge"]}
                     print(f"# {name}: {result['mics'][name]['summary']}", flush=True)
             finally:

@@ -7,9 +7,10 @@ the speaker writes) and works in three steps on each 20 ms microphone frame duri
 1. **Cancel.** The played audio, placed on a timeline by when it was written (the output stream
    is continuous, so a sample's place on the timeline plus a fixed device latency is when it is
    heard), is the far-end reference of an adaptive echo canceller (speexdsp's MDF filter,
-   `speex_aec`). It learns the echo path from the signals themselves
-   and keeps it between replies. The echo arrives 0–400 ms after its reference (the filter's
-   length).
+   `speex_aec`). The microphone's samples are placed on the same timeline by their own count
+   (`_label`), so the echo's delay stays fixed, which the canceller needs. It learns the echo
+   path from the signals themselves and keeps it between replies. The echo arrives 0–400 ms
+   after its reference (the filter's length).
 2. **Judge.** A frame is the user's voice when what is left is speech (WebRTC VAD) and clearly
    louder than three floors: an absolute one, the microphone's own noise (learned while nothing
    plays), and the echo that could still be left (`residual_db` below the loudest played frame of
@@ -57,6 +58,7 @@ from app.ears.vad import FRAME, RATE, FrameClassifier, VadConfig
 
 log = logging.getLogger(__name__)
 RESTART_GAP = RATE // 20  # 50 ms
+LATE_LIMIT = RATE // 5  # a microphone block this much later than its samples' count says: a gap
 FAR_SILENT_DB = -60.0  # quieter reference frames play nothing worth an echo
 # Read the canceller's learned path every 4th frame (80 ms; reading it costs ~60 µs, 60% of a
 # frame's cancellation): at most 4 frames are judged with a stale floor, fewer than a barge-in.
@@ -213,12 +215,8 @@ class EchoGuard:
     # ----- microphone side ------------------------------------------------------------------
     def mic_block(self, block: np.ndarray) -> Verdict:
         """Judge one microphone block (any length; 20 ms frames inside). See `Verdict`."""
-        # The block's samples were captured before this call: labelling its end `now` puts
-        # every echo after its reference (the canceller is causal); bursts may run ahead 100 ms.
         now = self._timeline.now()
-        if self._mic_index is None or not (now <= self._mic_index + len(block) <= now + RATE // 10):
-            self._mic_index = now - len(block)
-        self._mic_index += len(block)
+        self._mic_index = self._label(now, len(block))
         if not self.gated:
             self._ungated(block)
             return Verdict(block)
@@ -233,20 +231,42 @@ class EchoGuard:
         data, self._pending = self._pending[:n], self._pending[n:].copy()
         window = int(self.config.echo_window_s * RATE)
         far = self._timeline.read(first - window, first + n)
-        out, barge = [], False
+        out: list[np.ndarray] = []
+        barge = False
         for i in range(0, n, FRAME):
-            cleaned, voice = self._frame(data[i : i + FRAME], far[i : window + i + FRAME])
-            if self._user_talking:
-                out.append(cleaned)
-                continue
-            self._cleaned.append(cleaned)
-            self._recent.append(voice)
-            if sum(self._recent) >= self.config.barge_frames:
-                barge = self._user_talking = True
-                out.extend(self._cleaned)  # the run's start and a little before it
-                self._cleaned.clear()
-                self._recent.clear()
+            barge |= self._judge(data[i : i + FRAME], far[i : window + i + FRAME], out)
         return Verdict(np.concatenate(out), barge) if out else self._nothing()
+
+    def _judge(self, mic: np.ndarray, far_window: np.ndarray, out: list[np.ndarray]) -> bool:
+        """One frame during playback and the decision over the window: True on a barge-in.
+        Audio to pass on is appended to `out` (the run's start and a little before it when
+        the barge-in is decided, everything after it). `bench/echo_replay.py` drives this."""
+        cleaned, voice = self._frame(mic, far_window)
+        if self._user_talking:
+            out.append(cleaned)
+            return False
+        self._cleaned.append(cleaned)
+        self._recent.append(voice)
+        if sum(self._recent) < self.config.barge_frames:
+            return False
+        self._user_talking = True
+        out.extend(self._cleaned)
+        self._cleaned.clear()
+        self._recent.clear()
+        return True
+
+    def _label(self, now: int, n: int) -> int:
+        """Where the block that just arrived ends on the timeline. By the microphone's own sample
+        count from an anchor, so the echo's delay, as the canceller sees it, stays what the
+        devices make it: labelling each block by when it arrives moved it by tens of ms within
+        a reply (the callback's timing wanders and drifts), and the canceller, chasing it,
+        removed ~1 dB of a pure loopback. The anchor is the earliest arrival seen (the lower
+        envelope: a block cannot end after it arrived): every sample is labelled at or after
+        its capture, so its echo comes after its reference (the canceller is causal), and the
+        reference is usually written already (frames need not wait for the speaker). A block
+        later than `LATE_LIMIT` is a gap in the stream (reopened, overrun): anchor again."""
+        end = now if self._mic_index is None else self._mic_index + n
+        return now if end > now or end < now - LATE_LIMIT else end
 
     def _nothing(self) -> Verdict:
         """No audio this time: echo to drop, unless the user is talking (then: more to come)."""

@@ -89,13 +89,20 @@ def onset_position(captured: np.ndarray, start: int, utterance: np.ndarray) -> i
 
 
 @contextlib.contextmanager
-def room(audio: VirtualAudio, db: float | None) -> Iterator[None]:
-    """A loopback speaker -> microphone at `db` (None: no echo path, like a headset)."""
+def room(audio: VirtualAudio, db: float | None, drift: bool = False) -> Iterator[None]:
+    """A loopback speaker -> microphone at `db` (None: no echo path, like a headset).
+
+    By default the speaker and the microphone share one clock, as a computer's own sound card
+    does: the echo's delay stays fixed (module-loopback's rate adjustment off). `drift=True`
+    leaves PulseAudio adjusting the loopback's rate to hold its latency, which moves the echo's
+    delay by ~1 ms every 8 s, like a microphone and a speaker on two devices (a USB microphone,
+    HDMI speakers): too fast for the linear canceller to follow (README, known limits)."""
     if db is None:
         yield
         return
+    adjust = [] if drift else ["adjust_time=0"]
     module = audio.pactl(
-        "load-module", "module-loopback", "source=speaker.monitor", "sink=micfeed", "latency_msec=30"
+        "load-module", "module-loopback", "source=speaker.monitor", "sink=micfeed", "latency_msec=30", *adjust
     ).strip()
     try:
         inputs = [
