@@ -8,7 +8,7 @@ import time
 import numpy as np
 import soundfile as sf
 
-from app.ears import speex_aec
+from app.ears import echo, speex_aec
 from app.ears.echo import EchoGuard
 from app.ears.transcriber import SttConfig, Transcriber
 from tests.conftest import espeak, load16k
@@ -153,3 +153,27 @@ def test_a_canceller_reset_does_not_turn_the_echo_into_the_user(tmp_path) -> Non
     after = frames(16000 * 5, 16000 * 7)
     assert guard.canceller_resets == 1
     assert sum(after) < guard.config.barge_frames, f"{sum(after)} echo frames judged the user's voice"
+
+
+def test_the_timeline_runs_on_the_microphones_sample_count(monkeypatch) -> None:
+    """The echo's delay, as the canceller sees it, must not move with the callback's timing:
+    microphone blocks arriving in a burst, then with jitter and a slow drift, are labelled by
+    their sample count (consecutive), and the speaker's samples are placed on the same clock.
+    Drives the timeline with a made-up monotonic clock (a narrow unit test; the live path is
+    the room tests above and bench/bargein)."""
+    clock = [100.0]
+    monkeypatch.setattr(echo.time, "monotonic", lambda: clock[0])
+    guard = EchoGuard()
+    tl, n, rng = guard._timeline, 640, np.random.default_rng(1)
+    arrivals = [100.5] * 10 + [100.5 + k * 0.04 + rng.uniform(0, 0.015) + k * 0.0001 for k in range(1, 200)]
+    labels = []
+    for t in arrivals:
+        clock[0] = t
+        guard.mic_block(np.zeros(n, np.float32))
+        labels.append(guard._mic_index)
+    assert set(np.diff(labels)) == {n}
+    # `now` runs from the count by the earliest arrival of the last 2 s, not the last block's
+    clock[0] = arrivals[-1] + 0.01  # (which came up to 15 ms late): never behind the count
+    assert labels[-1] + 160 <= tl.now() <= labels[-1] + 160 + 16 * 15
+    tl.append(np.ones(320, np.float32), 16000)  # the speaker starts: its samples go to `now`
+    assert tl.head == tl.now() + 320

@@ -7,10 +7,10 @@ the speaker writes) and works in three steps on each 20 ms microphone frame duri
 1. **Cancel.** The played audio, placed on a timeline by when it was written (the output stream
    is continuous, so a sample's place on the timeline plus a fixed device latency is when it is
    heard), is the far-end reference of an adaptive echo canceller (speexdsp's MDF filter,
-   `speex_aec`). The microphone's samples are placed on the same timeline by their own count
-   (`_label`), so the echo's delay stays fixed, which the canceller needs. It learns the echo
-   path from the signals themselves and keeps it between replies. The echo arrives 0–400 ms
-   after its reference (the filter's length).
+   `speex_aec`). The timeline runs on the microphone's sample count (`_Timeline`), so the
+   echo's delay stays fixed, which the canceller needs. It learns the echo path from the
+   signals themselves and keeps it between replies. The echo arrives 0–400 ms after its
+   reference (the filter's length).
 2. **Judge.** A frame is the user's voice when what is left is speech (WebRTC VAD) and clearly
    louder than three floors: an absolute one, the microphone's own noise (learned while nothing
    plays), and the echo that could still be left (`residual_db` below the loudest played frame of
@@ -58,7 +58,6 @@ from app.ears.vad import FRAME, RATE, FrameClassifier, VadConfig
 
 log = logging.getLogger(__name__)
 RESTART_GAP = RATE // 20  # 50 ms
-LATE_LIMIT = RATE // 5  # a microphone block this much later than its samples' count says: a gap
 FAR_SILENT_DB = -60.0  # quieter reference frames play nothing worth an echo
 # Read the canceller's learned path every 4th frame (80 ms; reading it costs ~60 µs, 60% of a
 # frame's cancellation): at most 4 frames are judged with a stale floor, fewer than a barge-in.
@@ -98,7 +97,15 @@ class Verdict:
 
 
 class _Timeline:
-    """The played audio at 16 kHz on the monotonic clock (index = seconds since start * RATE)."""
+    """The played audio at 16 kHz on the microphone's sample clock: a microphone sample's index
+    is its count (from the first block's arrival); `now` runs on from the count at the pace of
+    the monotonic clock (`heard`); the monotonic clock alone until the microphone delivers.
+
+    Why the microphone's count and not the monotonic clock: the canceller needs the echo's delay
+    fixed, and a speaker and a microphone on one sound card share a clock, while the callback's
+    timing does not: labelling microphone blocks by when they arrived moved the echo's delay by
+    tens of ms within a reply (the virtual microphone's blocks wander and drift ~2 ms a second
+    against the monotonic clock), and speexdsp removed ~1 dB of a pure loopback."""
 
     def __init__(self, seconds: float = 4.0) -> None:
         self.t0 = time.monotonic()
@@ -107,9 +114,25 @@ class _Timeline:
         self.lock = threading.Lock()
         self._resampler: soxr.ResampleStream | None = None
         self._rate = 0
+        self._count: int | None = None  # the microphone's samples so far, as timeline index
+        self._lateness: deque[float] = deque(maxlen=50)  # arrival - count, last 2 s of blocks
+        self._offset = self.t0  # monotonic time of timeline index 0
 
     def now(self) -> int:
-        return int((time.monotonic() - self.t0) * RATE)
+        return int((time.monotonic() - self._offset) * RATE)
+
+    def heard(self, n: int) -> int:
+        """The microphone delivered `n` more samples (callback thread): the index one past them.
+        `now` follows the count at the pace of the monotonic clock, from the earliest recent
+        arrival (the lower envelope of the last 2 s: blocks arrive late and in bursts, never
+        early): every sample is labelled at or after its capture, so its echo comes after its
+        reference (the canceller is causal), and a reply starts at the same place relative to
+        the count whatever the last block's jitter."""
+        at = time.monotonic()
+        self._count = int((at - self._offset) * RATE) if self._count is None else self._count + n
+        self._lateness.append(at - self._count / RATE)
+        self._offset = min(self._lateness)
+        return self._count
 
     def append(self, samples: np.ndarray, rate: int) -> None:
         if rate != RATE:
@@ -201,7 +224,8 @@ class EchoGuard:
         self._timeline.append(samples, rate)
         tl = self._timeline
         self._latency_s = max(0.0, min(latency_s, 1.0))
-        self._playing_until = tl.t0 + tl.head / RATE + self._latency_s + self.config.tail_ms / 1000
+        ahead_s = max(0, tl.head - tl.now()) / RATE  # written, not played yet
+        self._playing_until = time.monotonic() + ahead_s + self._latency_s + self.config.tail_ms / 1000
 
     def playback_stopped(self) -> None:
         """The queue ran out (the device still plays its buffer) or playback was cut."""
@@ -215,8 +239,8 @@ class EchoGuard:
     # ----- microphone side ------------------------------------------------------------------
     def mic_block(self, block: np.ndarray) -> Verdict:
         """Judge one microphone block (any length; 20 ms frames inside). See `Verdict`."""
+        self._mic_index = self._timeline.heard(len(block))
         now = self._timeline.now()
-        self._mic_index = self._label(now, len(block))
         if not self.gated:
             self._ungated(block)
             return Verdict(block)
@@ -254,19 +278,6 @@ class EchoGuard:
         self._cleaned.clear()
         self._recent.clear()
         return True
-
-    def _label(self, now: int, n: int) -> int:
-        """Where the block that just arrived ends on the timeline. By the microphone's own sample
-        count from an anchor, so the echo's delay, as the canceller sees it, stays what the
-        devices make it: labelling each block by when it arrives moved it by tens of ms within
-        a reply (the callback's timing wanders and drifts), and the canceller, chasing it,
-        removed ~1 dB of a pure loopback. The anchor is the earliest arrival seen (the lower
-        envelope: a block cannot end after it arrived): every sample is labelled at or after
-        its capture, so its echo comes after its reference (the canceller is causal), and the
-        reference is usually written already (frames need not wait for the speaker). A block
-        later than `LATE_LIMIT` is a gap in the stream (reopened, overrun): anchor again."""
-        end = now if self._mic_index is None else self._mic_index + n
-        return now if end > now or end < now - LATE_LIMIT else end
 
     def _nothing(self) -> Verdict:
         """No audio this time: echo to drop, unless the user is talking (then: more to come)."""
