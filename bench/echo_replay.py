@@ -11,8 +11,10 @@ trial's noise decides more than most settings do.
 
 What the replay cannot know: after the live guard decided a barge-in the speaker stopped, so
 the rest of that trial has no echo in it; a replayed configuration that decides later sees that
-quieter audio. `decision_ms` is measured to the end of the deciding frame (the live bench: to
-the end of its 40 ms block), so it reads up to a frame earlier.
+quieter audio; and the played audio is kept as the live guard read it, moved by its delay
+tracking (echo_path), so a replayed guard's own tracking moves nothing. `decision_ms` is
+measured to the end of the deciding frame (the live bench: to the end of its 40 ms block), so
+it reads up to a frame earlier.
 
 Run: .venv/bin/python -m bench.echo_replay DIR [--set name=value ...]
 """

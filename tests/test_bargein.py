@@ -207,3 +207,43 @@ def test_the_timeline_runs_on_the_microphones_sample_count(monkeypatch) -> None:
     assert labels[-1] + 160 <= tl.now() <= labels[-1] + 160 + 16 * 15
     tl.append(np.ones(320, np.float32), 16000)  # the speaker starts: its samples go to `now`
     assert tl.head == tl.now() + 320
+
+
+def test_the_echo_delay_is_held_where_the_canceller_learned_it(monkeypatch, tmp_path) -> None:
+    """Each reply reopens the output stream, and its echo's delay against the microphone's
+    count moves (3–58 ms apart, measured on the virtual devices). The echo 30 ms after its
+    reference in one reply and 45 ms in the next: the guard moves the reference by the 15 ms
+    once its path check has measured it, and the canceller is as good as in the reply before.
+    Drives the guard with a made-up clock, speaker and microphone (a narrow unit test; the live
+    path is the room tests above and bench/bargein)."""
+    clock = [100.0]
+    monkeypatch.setattr(echo.time, "monotonic", lambda: clock[0])
+    far = load16k(espeak(" ".join(STORY), tmp_path / "story.wav", wpm=170)) * 0.5
+    guard = EchoGuard()
+    noise = np.random.default_rng(2).standard_normal(len(far) + 16000).astype(np.float32) * 1e-4
+
+    def reply(delay: int, seconds: float) -> list[float]:
+        """Play `seconds` of the story; the microphone hears it `delay` samples later."""
+        played = np.zeros(0, np.float32)
+        for i in range(0, int(seconds * 16000), 320):
+            guard.note_output(far[i : i + 320], 16000)
+            played = np.concatenate([played, far[i : i + 320]])
+            mic = np.zeros(320, np.float32)
+            lo, hi = max(0, i - delay), max(0, i + 320 - delay)
+            mic[320 - (hi - lo) :] = 0.3 * played[lo:hi]
+            guard.mic_block(mic + noise[i : i + 320])
+            clock[0] += 0.02
+        left = list(guard.path.left)
+        guard.playback_stopped()
+        for _ in range(50):  # a second of quiet between replies
+            clock[0] += 0.02
+            guard.mic_block(noise[:320])
+        return left
+
+    reply(480, 6.0)  # (the first reply starts before the microphone's first block)
+    before = reply(480, 8.0)
+    shift = guard.path.shift
+    after = reply(720, 8.0)
+    assert guard.path.shift - shift == 240
+    assert guard.path.lag == guard.path.target_lag  # measured again at the end: held
+    assert max(after[-3:]) < max(before[-3:]) + 6, (before, after)

@@ -8,9 +8,10 @@ the speaker writes) and works in three steps on each 20 ms microphone frame duri
    is continuous, so a sample's place on the timeline plus a fixed device latency is when it is
    heard), is the far-end reference of an adaptive echo canceller (speexdsp's MDF filter,
    `speex_aec`). The timeline runs on the microphone's sample count (`_Timeline`), so the
-   echo's delay stays fixed, which the canceller needs. It learns the echo path from the
-   signals themselves and keeps it between replies. The echo arrives 0–400 ms after its
-   reference (the filter's length).
+   echo's delay stays fixed within a reply, which the canceller needs; between replies (each
+   reopens the output stream) it moves, and the reference is moved back to where the canceller
+   learned it (`echo_path`). It learns the echo path from the signals themselves and keeps it
+   between replies. The echo arrives 0–400 ms after its reference (the filter's length).
 2. **Judge.** A frame is the user's voice when what is left is speech (WebRTC VAD) and clearly
    louder than three floors: an absolute one, the microphone's own noise (learned while nothing
    plays), and the echo that could still be left (`residual_db` below the loudest played frame of
@@ -19,9 +20,9 @@ the speaker writes) and works in three steps on each 20 ms microphone frame duri
    user, ones the canceller explains (it removed most of them), never during a speech run and
    its hangover, so the user's voice cannot teach the guard to ignore it; and a twice-a-second
    cross-correlation of microphone and reference measures the echo's level and caps the floor
-   (`_path_check`; measured on the cleaned audio too: the echo the canceller leaves), which also
-   covers the canceller's first seconds and a headset (no path). A
-   digitally silent microphone leaves nothing to explain, so any voice counts. Once the path
+   (`echo_path`; measured on the cleaned audio too: the echo the canceller leaves), which also
+   covers the canceller's first seconds and a headset (no path). A digitally silent
+   microphone leaves nothing to explain, so any voice counts. Once the path
    is measured, a frame must also hold more than the echo it should hold (the played frames
    at the measured delay times the measured coupling, +3 dB): the user's voice adds power to
    the echo, while echo the canceller failed to remove (it drifts when the delay moves) does
@@ -54,6 +55,7 @@ import numpy as np
 import soxr
 
 from app.ears import speex_aec
+from app.ears.echo_path import EchoPath, db
 from app.ears.vad import FRAME, RATE, FrameClassifier, VadConfig
 
 log = logging.getLogger(__name__)
@@ -62,7 +64,6 @@ FAR_SILENT_DB = -60.0  # quieter reference frames play nothing worth an echo
 # Read the canceller's learned path every 4th frame (80 ms; reading it costs ~60 µs, 60% of a
 # frame's cancellation): at most 4 frames are judged with a stale floor, fewer than a barge-in.
 WATCH_EVERY = 4
-NO_PATH_NCC = 0.08  # below this correlation the microphone does not hear the speaker
 
 
 @dataclass
@@ -176,10 +177,6 @@ class _Timeline:
         self._put(start, np.zeros(min(end - start, len(self.ring)), dtype=np.float32))
 
 
-def _db(x: np.ndarray) -> float:
-    return float(10 * np.log10(np.mean(np.square(x, dtype=np.float64)) + 1e-12))
-
-
 class EchoGuard:
     """See the module docstring for the design and the threading contract."""
 
@@ -203,14 +200,7 @@ class EchoGuard:
         self._filter_peak = 0.0  # the largest echo-path energy the canceller has learned
         self._frames_since_watch = 0
         self.canceller_resets = 0  # how often speexdsp reset itself (see _watch_canceller)
-        self._couplings: deque[float] = deque(maxlen=6)  # the last 3 s of path measurements
-        self.echo_path: float | None = None  # last echo-path check (see _path_check)
-        self.echo_lag = 0  # samples between a played sample and its echo (same check)
-        self._path_mic: list[np.ndarray] = []
-        self._path_far: list[np.ndarray] = []
-        self._path_clean: list[np.ndarray] = []
-        self._left: deque[float] = deque(maxlen=6)  # the echo left after cancellation, last 3 s
-        self._path_heard_voice = False
+        self.path = EchoPath(c.echo_window_s, cancelling=self._aec is not None)
         self._recent: deque[bool] = deque(maxlen=c.window_frames)
         self._cleaned: deque[np.ndarray] = deque(maxlen=c.preroll_frames)
         self._since_voice = 10**9
@@ -248,13 +238,14 @@ class EchoGuard:
         # Frames wait until the speaker has written their reference (it writes in step with the
         # device, so at most a frame or two), or until it is clear nothing more will come.
         first = self._mic_index - len(self._pending)
-        ready_to = max(self._timeline.head, now - RATE // 10)
+        shift = self.path.shift  # the echo's delay held where the canceller learned it
+        ready_to = max(self._timeline.head + shift, now - RATE // 10)
         n = max(0, min(len(self._pending), ready_to - first)) // FRAME * FRAME
         if n == 0:
             return self._nothing()
         data, self._pending = self._pending[:n], self._pending[n:].copy()
         window = int(self.config.echo_window_s * RATE)
-        far = self._timeline.read(first - window, first + n)
+        far = self._timeline.read(first - shift - window, first - shift + n)
         out: list[np.ndarray] = []
         barge = False
         for i in range(0, n, FRAME):
@@ -289,7 +280,7 @@ class EchoGuard:
         self._recent.clear()
         self._cleaned.clear()
         self._pending = np.zeros(0, dtype=np.float32)
-        self._learn_noise(_db(block))
+        self._learn_noise(db(block))
 
     def _learn_noise(self, level: float) -> None:
         """Noise floor: a low percentile of the last 3 s of levels that were not the user."""
@@ -301,10 +292,10 @@ class EchoGuard:
         c = self.config
         cleaned = self._aec.process(mic, far_window[-FRAME:]) if self._aec is not None else mic
         self._watch_canceller()
-        mic_db, level = _db(mic), _db(cleaned)
+        mic_db, level = db(mic), db(cleaned)
         if self.noise_db is None:
             self._learn_noise(mic_db)
-        far_db = max(_db(f) for f in far_window.reshape(-1, FRAME))
+        far_db = max(db(f) for f in far_window.reshape(-1, FRAME))
         far_active = far_db > FAR_SILENT_DB  # the reference is digital: silence is (near) zero
         echo_floor = far_db + self.floor_db + c.margin_db if far_active else -120.0
         loud = level > max(c.min_db, self.noise_db + c.snr_db, echo_floor)
@@ -314,7 +305,7 @@ class EchoGuard:
         # Double talk: the user adds power to what the microphone would hold with the echo alone.
         # A frame that holds no more than the expected echo is echo the canceller failed to
         # remove (it drifts when the path's delay moves), however little it removed.
-        expected = self._expected_echo_db(far_window)
+        expected = self.path.expected_db(far_window)
         unexplained_echo = expected is not None and mic_db < expected + c.double_talk_db
         voice = loud and not echo_like and not unexplained_echo and self._vad.model(cleaned)
         self._since_voice = 0 if voice else self._since_voice + 1
@@ -326,9 +317,10 @@ class EchoGuard:
             if explained:
                 step = level - far_db - self.residual_db
                 self.residual_db += (0.2 if step > 0 else 0.02) * step
-        self._path_check(mic, cleaned, far_window[-FRAME:], far_active)
+        if far_active:
+            self.path.add(mic, cleaned, far_window[-FRAME:], voice)
         # With no echo path the microphone itself is passed on (the filter could only add noise).
-        return (mic if self._no_echo_path else cleaned), voice
+        return (mic if self.path.absent else cleaned), voice
 
     def _watch_canceller(self) -> None:
         """speexdsp resets its filter when it diverges: the echo then passes whole until it has
@@ -343,67 +335,10 @@ class EchoGuard:
         if self._filter_peak > 0 and energy < 1e-3 * self._filter_peak:
             log.info("echo canceller reset itself; assuming the worst echo until it re-learns")
             self.residual_db = 0.0
-            self._left.clear()  # what it left before no longer says anything
+            self.path.left.clear()  # what it left before no longer says anything
             self._filter_peak = energy
             self.canceller_resets += 1
         self._filter_peak = max(self._filter_peak, energy)
-
-    def _expected_echo_db(self, far_window: np.ndarray) -> float | None:
-        """The echo this frame should hold: the loudest of the played frames around the
-        measured delay plus the loudest coupling of the last 3 s. None without a measured path
-        (a headset, the first half second)."""
-        if not self._couplings or self._no_echo_path:
-            return None
-        end = len(far_window) - self.echo_lag
-        around = far_window[max(0, end - 2 * FRAME) : min(len(far_window), end + FRAME)]
-        if len(around) < FRAME:
-            return None
-        level = max(_db(f) for f in around[: len(around) // FRAME * FRAME].reshape(-1, FRAME))
-        return level + max(self._couplings)
-
-    @property
-    def _no_echo_path(self) -> bool:
-        return self.echo_path is not None and self.echo_path < NO_PATH_NCC
-
-    def _path_check(self, mic: np.ndarray, cleaned: np.ndarray, far: np.ndarray, far_active: bool) -> None:
-        """Every half second of playback, measure the echo path: the best normalized cross-correlation
-        of microphone and reference over the echo window's lags (`echo_path`: a headset reads ~0,
-        a speaker in a room well above `NO_PATH_NCC`) and, from it, the echo's level relative to
-        the reference (the correlation squared is the share of the microphone's power that is
-        echo), which caps the residual floor even before the canceller has converged. Windows
-        with the user's voice in them are left out: over half a second a loud voice correlates
-        with the reference by chance enough to look like an echo. The same measure on the
-        cleaned audio is the echo the canceller leaves (`_left`), which caps the floor lower
-        once the canceller works."""
-        if far_active:
-            self._path_clean.append(cleaned)
-            self._path_mic.append(mic)
-            self._path_far.append(far)
-            self._path_heard_voice |= self._since_voice == 0
-        if len(self._path_mic) < RATE // 2 // FRAME:
-            return
-        m, f = np.concatenate(self._path_mic), np.concatenate(self._path_far)
-        c = np.concatenate(self._path_clean)
-        self._path_mic.clear()
-        self._path_far.clear()
-        self._path_clean.clear()
-        if self._path_heard_voice:  # the user's loud voice makes chance correlation look like echo
-            self._path_heard_voice = False
-            return
-        size = 1 << int(np.ceil(np.log2(2 * len(m))))
-        far_spectrum = np.conj(np.fft.rfft(f, size))
-        n_lags = int(self.config.echo_window_s * RATE)  # the microphone after the reference
-
-        def coupling(x: np.ndarray) -> tuple[int, float, float]:
-            lags = np.fft.irfft(np.fft.rfft(x, size) * far_spectrum, size)[:n_lags]
-            best = int(np.argmax(np.abs(lags)))
-            ncc = float(abs(lags[best]) / (np.linalg.norm(x) * np.linalg.norm(f) + 1e-9))
-            return best, ncc, _db(x) - _db(f) + 20 * np.log10(max(ncc, 1e-3))
-
-        self.echo_lag, self.echo_path, raw = coupling(m)
-        self._couplings.append(raw)
-        if self._aec is not None:
-            self._left.append(coupling(c)[2])
 
     @property
     def floor_db(self) -> float:
@@ -412,10 +347,5 @@ class EchoGuard:
         window of mostly silence, a path that just changed), or, once 3 s of them exist, by the
         loudest echo measured in what the canceller left (the double-talk check in `_frame`
         still asks the raw microphone to exceed the raw echo)."""
-        if not self._couplings:
-            return self.residual_db
-        c = self.config
-        cap = max(self._couplings) + c.coupling_slack_db
-        if len(self._left) == self._left.maxlen:  # 3 s of what the canceller leaves
-            cap = min(cap, max(self._left) + c.left_slack_db)
-        return min(self.residual_db, cap)
+        cap = self.path.cap_db(self.config.coupling_slack_db, self.config.left_slack_db)
+        return self.residual_db if cap is None else min(self.residual_db, cap)
