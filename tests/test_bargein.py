@@ -11,6 +11,7 @@ import soundfile as sf
 
 from app.ears import echo, speex_aec
 from app.ears.echo import EchoGuard
+from app.ears.echo_path import EchoPath
 from app.ears.transcriber import SttConfig, Transcriber
 from tests.conftest import espeak, load16k
 from tests.support.assistant_rig import Recorder, make
@@ -247,3 +248,22 @@ def test_the_echo_delay_is_held_where_the_canceller_learned_it(monkeypatch, tmp_
     assert guard.path.shift - shift == 240
     assert guard.path.lag == guard.path.target_lag  # measured again at the end: held
     assert max(after[-3:]) < max(before[-3:]) + 6, (before, after)
+
+
+def test_the_held_delay_never_holds_frames_back_long() -> None:
+    """Moving the reference later makes every frame wait for it: up to 20 ms of that is
+    accepted; a delay that moved further earlier is re-learned by the canceller instead.
+    (A narrow unit test of EchoPath's rule on made-up measurements.)"""
+    path = EchoPath(0.4, cancelling=True)
+    path.ncc, path.lag = 0.9, 1600
+    path._track()
+    assert path.target_lag == 1600 and path.shift == 0
+    path.lag = 1600 + 480  # 30 ms later than learned: read the reference 30 ms earlier
+    path._track()
+    assert path.shift == 480 and path.lag == 1600
+    path.lag = 1600 - 640  # 40 ms earlier: the reference read 10 ms later (frames wait 10 ms)
+    path._track()
+    assert path.shift == -160 and path.lag == 1600
+    path.lag = 1600 - 800  # 50 ms earlier again: a 60 ms wait would be needed; re-learn
+    path._track()
+    assert path.shift == -160 and path.target_lag == 800

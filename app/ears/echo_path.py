@@ -26,7 +26,8 @@ from app.ears.vad import FRAME, RATE
 NO_PATH_NCC = 0.08  # below this correlation the microphone does not hear the speaker
 TRACK_NCC = 0.5  # a delay measured with at least this correlation is trusted (see _track)
 TRACK_MIN = RATE // 1000  # the reference is moved when the delay moved by 1 ms or more
-TRACK_MAX = RATE // 5  # ... by at most 200 ms either way
+TRACK_MAX = RATE // 5  # ... by at most 200 ms later
+TRACK_WAIT = RATE // 50  # ... and 20 ms earlier: the guard waits that long for the reference
 MEASURE_FRAMES = RATE // 2 // FRAME  # one measurement per half second of playback
 
 
@@ -104,16 +105,21 @@ class EchoPath:
         stream's start-up: 3–58 ms apart between replies on the virtual devices. The canceller
         keeps its filter between replies, so a moved delay means re-learning for seconds. When
         a measurement is clear (`TRACK_NCC`) and the delay moved from the first one measured,
-        the reference is read that much earlier or later from then on."""
+        the reference is read that much earlier (or up to `TRACK_WAIT` later: frames wait for
+        their reference) from then on; beyond that the canceller re-learns the new delay."""
         if self.ncc is None or self.ncc < TRACK_NCC:
             return
         if self.target_lag is None:
             self.target_lag = self.lag
             return
         moved = self.lag - self.target_lag
-        if abs(moved) >= TRACK_MIN and abs(self.shift + moved) <= TRACK_MAX:
+        if abs(moved) < TRACK_MIN:
+            return
+        if -TRACK_WAIT <= self.shift + moved <= TRACK_MAX:
             self.shift += moved
             self.lag = self.target_lag  # where it is from now on
+        else:  # reading the reference later would hold every frame back: re-learn there
+            self.target_lag = self.lag
 
     def expected_db(self, far_window: np.ndarray) -> float | None:
         """The echo a frame should hold, given its reference window (the frame's own reference
