@@ -53,6 +53,20 @@ def test_speexdsp_is_there_and_cancels_a_linear_echo() -> None:
     assert abs(db(passed[3200:]) - db(voice[3200:])) < 3
 
 
+def talk_over_the_story(rig: EchoRig, virtual_audio, wav, after_s: float) -> np.ndarray:
+    """Play `wav` into the microphone `after_s` into the story: it must barge in, silence the
+    speaker and pass the words on; returns everything passed on."""
+    rig.say(STORY)
+    assert rig.started.wait(30)
+    time.sleep(after_s)
+    virtual_audio.play_into_mic(wav).wait(30)
+    assert wait_until(lambda: rig.barges, 3), "no barge-in"
+    assert not rig.speaker.busy
+    assert rig.got_utterance.wait(5), "the words after the barge-in were not passed on"
+    time.sleep(2.0)  # "Stop." and the question may come as two utterances
+    return np.concatenate(rig.utterances)
+
+
 def test_talking_over_it_on_a_silent_headset_stops_it_and_the_words_are_kept(
     virtual_audio, speech_dir, whisper_model
 ) -> None:
@@ -61,17 +75,9 @@ def test_talking_over_it_on_a_silent_headset_stops_it_and_the_words_are_kept(
     wav = espeak("Stop. What is two plus two?", speech_dir / "stop-two.wav", wpm=150)
     rig = EchoRig()
     try:
-        rig.say(STORY)
-        assert rig.started.wait(30)
-        time.sleep(1.0)
-        virtual_audio.play_into_mic(wav).wait(30)
-        assert wait_until(lambda: rig.barges, 3), "no barge-in"
-        assert not rig.speaker.busy
-        assert rig.got_utterance.wait(5), "the words after the barge-in were not passed on"
-        time.sleep(2.0)  # "Stop." and the question may come as two utterances
+        heard = talk_over_the_story(rig, virtual_audio, wav, after_s=1.0)
     finally:
         rig.close()
-    heard = np.concatenate(rig.utterances)
     # its start is kept: the first 300 ms of "Stop." are found in what was passed on
     assert onset_position(heard, 0, load16k(wav)) is not None
     text = Transcriber(SttConfig(whisper_model)).transcribe(heard).text.lower()
@@ -91,18 +97,11 @@ def test_talking_over_it_in_a_room_stops_it_and_the_question_is_heard(
     rig = EchoRig()
     try:
         with room(virtual_audio, db):
-            rig.say(STORY)
-            assert rig.started.wait(30)
-            time.sleep(3.0)
-            virtual_audio.play_into_mic(wav).wait(30)
-            assert wait_until(lambda: rig.barges, 3), "no barge-in"
-            assert not rig.speaker.busy
-            assert rig.got_utterance.wait(5), "the words after the barge-in were not passed on"
-            time.sleep(2.0)  # "Stop." and the question may come as two utterances
+            heard = talk_over_the_story(rig, virtual_audio, wav, after_s=3.0)
     finally:
         rig.close()
         noise.terminate()
-    text = Transcriber(SttConfig(whisper_model)).transcribe(np.concatenate(rig.utterances)).text.lower()
+    text = Transcriber(SttConfig(whisper_model)).transcribe(heard).text.lower()
     assert "plus" in text, text
 
 
