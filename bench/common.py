@@ -18,10 +18,22 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
+def espeak_command(text: str, out: Path | str, voice: str = "en-us", wpm: int = 140) -> list[str]:
+    """The espeak-ng command line that writes `text` (plain, or SSML from "<speak>") to `out`."""
+    ssml = ["-m"] if text.lstrip().startswith("<speak>") else []
+    return ["espeak-ng", "-v", voice, "-s", str(wpm), *ssml, "-w", str(out), text]
+
+
+def spoken_through(head: str, tail: str, pause_s: float) -> str:
+    """SSML for one sentence with a thinking pause after `head`: the voice stays up at the pause,
+    as a speaker's does mid-sentence (speaking the head alone ends it like a finished sentence)."""
+    return f"<speak>{head} <break time='{round(pause_s * 1000)}ms'/> {tail}</speak>"
+
+
 def speak_16k(text: str, voice: str = "en-us", wpm: int = 140) -> np.ndarray:
     """espeak-ng speech for `text` as 16 kHz float32 (the espeak-ng command, not the app's TTS)."""
     with tempfile.NamedTemporaryFile(suffix=".wav") as f:
-        subprocess.run(["espeak-ng", "-v", voice, "-s", str(wpm), "-w", f.name, text], check=True)
+        subprocess.run(espeak_command(text, f.name, voice, wpm), check=True)
         data, sr = sf.read(f.name, dtype="float32")
     return soxr.resample(data, sr, 16000).astype(np.float32)
 

@@ -34,7 +34,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import numpy as np
 import soundfile as sf
 
-from bench.common import emit, pct, speak_16k
+from bench.common import emit, pct, speak_16k, spoken_through
 from bench.phrases import PAUSED, PHRASES
 from tests.support.pulse import VirtualAudio
 
@@ -268,7 +268,8 @@ def run(
             stages, samples = hands_free(audio, rig, wavs)
             result["rules"][rule] = {"stages_ms": summary(stages), "samples": samples}
             if full:
-                result["rules"][rule]["paused"] = paused(audio, rig, paused_wavs(tmp))
+                variants = paused_wavs(tmp)
+                result["rules"][rule]["paused"] = {k: paused(audio, rig, v) for k, v in variants.items()}
         finally:
             rig.close()
     result["voice_to_voice_p50_ms"] = result["rules"]["words"]["stages_ms"]["heard"]["p50"]
@@ -287,15 +288,20 @@ def run(
     return result
 
 
-def paused_wavs(tmp: Path) -> list[tuple[Path, int]]:
+def paused_wavs(tmp: Path) -> dict[str, list[tuple[Path, int]]]:
     """PAUSED utterances with 500, 600, 700, 800 ms of silence between head and tail, with the
-    head's word count."""
-    out = []
+    head's word count, spoken two ways: `through` (one sentence with a pause: the voice stays
+    up at it, as a speaker's does mid-sentence) and `apart` (the head spoken alone, so it ends
+    like a finished sentence, then the tail: only the words can tell)."""
+    out: dict[str, list[tuple[Path, int]]] = {"through": [], "apart": []}
     for i, (head, tail) in enumerate(PAUSED):
-        gap = np.zeros(int(16000 * (0.5 + 0.1 * (i % 4))), np.float32)
-        wav = tmp / f"paused{i}.wav"
-        sf.write(wav, np.concatenate([_trim(speak_16k(head)), gap, speak_16k(tail)]), 16000)
-        out.append((wav, len(head.split())))
+        pause_s = 0.5 + 0.1 * (i % 4)
+        through, apart = tmp / f"paused{i}-through.wav", tmp / f"paused{i}-apart.wav"
+        sf.write(through, speak_16k(spoken_through(head, tail, pause_s)), 16000)
+        gap = np.zeros(int(16000 * pause_s), np.float32)
+        sf.write(apart, np.concatenate([_trim(speak_16k(head)), gap, speak_16k(tail)]), 16000)
+        out["through"].append((through, len(head.split())))
+        out["apart"].append((apart, len(head.split())))
     return out
 
 
@@ -323,10 +329,12 @@ def main() -> None:
         {
             "heard_p50_fixed": r["rules"]["fixed"]["stages_ms"]["heard"]["p50"],
             "heard_p50_words": r["rules"]["words"]["stages_ms"]["heard"]["p50"],
-            "premature_fixed": r["rules"]["fixed"]["paused"]["premature"],
-            "premature_words": r["rules"]["words"]["paused"]["premature"],
-            "split_fixed": r["rules"]["fixed"]["paused"]["split"],
-            "split_words": r["rules"]["words"]["paused"]["split"],
+            **{
+                f"{key}_{rule}_{way}": r["rules"][rule]["paused"][way][key]
+                for key in ("premature", "split")
+                for rule in ("fixed", "words")
+                for way in ("through", "apart")
+            },
             "ptt_p50": r["push_to_talk"]["release_to_heard_ms"]["p50"],
             "sequential_p50": r["sequential_ms"]["heard"]["p50"],
         }

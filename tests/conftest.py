@@ -20,6 +20,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from app.catalog import catalog
+from bench.common import espeak_command
 from tests.support import xvfb as xvfb_server
 from tests.support.pulse import VirtualAudio
 
@@ -70,7 +71,7 @@ def whisper_model() -> Path:
 def espeak(text: str, out: Path, rate: int = 16000, voice: str = "en-us", wpm: int = 160) -> Path:
     """Synthesize `text` with the espeak-ng command (independent of the app's TTS) as a WAV."""
     raw = out.with_suffix(".raw.wav")
-    subprocess.run(["espeak-ng", "-v", voice, "-s", str(wpm), "-w", str(raw), text], check=True)
+    subprocess.run(espeak_command(text, raw, voice, wpm), check=True)
     data, sr = sf.read(raw, dtype="float32")
     raw.unlink()
     if sr != rate:

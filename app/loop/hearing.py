@@ -11,6 +11,9 @@ Items arrive on `queue` as (audio, t_speech_end, end_sample, final, ended):
   continuation.Ended, else None): if the user went on talking before the turn was made, it is
   not (the next utterance holds these words; continuation.py).
 `end_sample` is a position on the clock of the segmenter that saw the pause (-1: none).
+At a pause the voice's last pitch is read against where the user's statements end (`pitch`,
+learnt from the utterances heard as words; ears/prosody.py) and goes with the tentative turn
+(loop/turn_end.py).
 
 Threads: `run` is the stt thread (it alone uses whisper); `resumed()` is called from the audio
 callback thread; `queue.put` from any thread.
@@ -27,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from app.ears.early_transcription import EarlyTranscription
+from app.ears.prosody import FinalPitch
 from app.ears.transcriber import SttConfig, Transcriber, Transcript
 from app.ears.vad import VadConfig
 from app.ears.wake import strip_wake_command
@@ -65,6 +69,7 @@ class Hearing:
         self.transcriber: Transcriber | None = None
         self.early: EarlyTranscription | None = None  # set once whisper loads
         self.last_utterance = np.zeros(0, np.float32)  # the last audio sent to whisper (diagnostics)
+        self.pitch = FinalPitch()  # the user's voice (stt thread)
 
     def resumed(self) -> None:
         """Audio thread: talking again after a pause: its early transcript and tentative turn
@@ -98,7 +103,8 @@ class Hearing:
             return
         result = early.at_pause(audio, end_sample)
         if result is not None and (text := self._turn_text(result)):
-            self.tentative.start(result, text, t_end, end_sample, lambda: early.is_current(result))
+            pitch_end = self.pitch.ending(audio)
+            self.tentative.start(result, text, t_end, end_sample, lambda: early.is_current(result), pitch_end)
 
     def _at_end(
         self, early: EarlyTranscription, audio: np.ndarray, end_sample: int, t_end: float, ended: Ended | None
@@ -110,6 +116,8 @@ class Hearing:
         if not self.continuation.deliver(ended, lambda: self._turn_of(result, t_end)):
             self.tentative.withdraw()  # the user went on: these words head the next utterance
             log.info("the user went on after the pause: %r continues", result.text)
+        if not result.rejected:  # after the turn is on its way (~4 ms per second of audio)
+            self.pitch.learn(audio, result.text)
 
     def _turn_of(self, result: Transcript, t_end: float) -> Turn | None:
         """Confirm the tentative turn made of `result`, or submit a new one; the turn, if any."""

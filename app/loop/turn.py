@@ -60,6 +60,7 @@ class Turn:
     end_sample: int = -1  # tentative: the segmenter position where the words before the pause end
     end_of_turn: float | None = None  # tentative: the model's P(the words are a finished turn)
     end_silence_ms: int | None = None  # tentative: the silence that then ends the turn
+    pitch_end: float | None = None  # tentative: the voice's last pitch over the speaker's floor
 
     def confirm(self) -> bool:
         """The end of speech came with no more words: go on. False if already withdrawn."""
@@ -98,6 +99,7 @@ class Turn:
             "t_end_of_turn_ms": self._after_speech_ms(self.stamps.get("end_of_turn")),
             "end_of_turn": None if self.end_of_turn is None else round(self.end_of_turn, 5),
             "end_silence_ms": self.end_silence_ms,
+            "pitch_end": None if self.pitch_end is None else round(self.pitch_end, 3),
         }
         if stats is not None:
             data.update(

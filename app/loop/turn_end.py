@@ -9,6 +9,11 @@ became two turns). The words rule uses the model's probability that the words he
     P <= trailing_at  -> long_ms
     between           -> log-linear between the two
 
+and the voice (ears/prosody.py): words that do not sound finished (P < finished_at) whose last
+voiced frames stay `hold_at` times above the pitch where the speaker's statements end (a level,
+continuing contour, not the fall of a finished sentence) wait `long_ms`, as trailing words do. That is
+what tells "What should I cook … for dinner" from "What should I cook?": the same words.
+
 Until that probability is known (whisper and the prompt take ~0.2–0.5 s after the pause),
 `undecided_ms` applies; without one (a remote brain, a rejected transcript) the fixed rule.
 Pure functions and a config; the Segmenter applies the result (`set_end_silence`). Either rule
@@ -32,6 +37,7 @@ class TurnEndConfig:
     undecided_ms: int = 800
     finished_at: float = 0.2
     trailing_at: float = 0.001
+    hold_at: float = 1.12  # a voice ending this much above where their statements end holds (0: off)
     continue_ms: int = 1500  # speech this soon after a turn ended continues it (0: never)
 
     def __post_init__(self) -> None:
@@ -43,10 +49,13 @@ class TurnEndConfig:
         return self.undecided_ms if self.rule == "words" else fixed_ms
 
 
-def end_silence_ms(p: float | None, c: TurnEndConfig, fixed_ms: int) -> int:
-    """The silence that ends the turn whose words have end-of-turn probability `p`."""
+def end_silence_ms(p: float | None, c: TurnEndConfig, fixed_ms: int, pitch_end: float | None = None) -> int:
+    """The silence that ends the turn whose words have end-of-turn probability `p` and whose
+    voice ends at `pitch_end` times the speaker's floor (None: unknown)."""
     if c.rule == "fixed" or p is None:
         return fixed_ms
+    if p < c.finished_at and pitch_end is not None and c.hold_at > 0 and pitch_end >= c.hold_at:
+        return c.long_ms
     lo, hi = math.log10(c.trailing_at), math.log10(c.finished_at)
     x = (math.log10(max(p, 1e-12)) - lo) / (hi - lo)
     x = min(1.0, max(0.0, x))

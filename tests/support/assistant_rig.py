@@ -61,14 +61,18 @@ def make(llm_model: Path, whisper_model: Path, rec: Recorder, **kw) -> Assistant
     return a
 
 
-def spoken_turn(audio, llm_model: Path, whisper_model: Path, wav: Path, after_s: float = 0.0, **kw):
-    """Hands-free: play `wav` into the virtual microphone of a fresh assistant, wait for its turn
-    (and `after_s` more); returns (recorder, the shut-down assistant, the turn event)."""
+def spoken_turn(
+    audio, llm_model: Path, whisper_model: Path, wav: Path | list[Path], after_s: float = 0.0, **kw
+):
+    """Hands-free: play `wav` (or each of a list, one turn each) into the virtual microphone of a
+    fresh assistant, wait for its turn (and `after_s` more); returns (recorder, the shut-down
+    assistant, the last turn event)."""
     rec = Recorder()
     a = make(llm_model, whisper_model, rec, hands_free=True, **kw)
     try:
-        audio.play_into_mic(wav).wait(30)
-        turn = rec.wait_for("turn", 90)
+        for w in [wav] if isinstance(wav, Path) else wav:
+            audio.play_into_mic(w).wait(30)
+            turn = rec.wait_for("turn", 90)
         time.sleep(after_s)
     finally:
         a.shutdown()

@@ -1,0 +1,97 @@
+"""How the voice ends (ears/prosody.py, issue #15): the pitch tracker on tones of known pitch, and
+on speech: a sentence that has finished falls to where the speaker's statements end, a sentence
+paused in the middle holds its voice up, though the words before the pause are the same.
+Speech is espeak-ng's (the command, not the app's TTS); where statements end is learnt from two
+of them, as the stt thread learns it from the user's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.ears.prosody import SR, FinalPitch, pitch
+from app.loop.turn_end import TurnEndConfig, end_silence_ms
+from bench.common import spoken_through
+from tests.conftest import espeak, load16k
+
+
+def voice_like(f0: float, seconds: float = 0.5) -> np.ndarray:
+    """A harmonic tone (a glottal-like spectrum: harmonics falling 6 dB per octave)."""
+    t = np.arange(int(SR * seconds)) / SR
+    return (0.1 * sum(np.sin(2 * np.pi * k * f0 * t) / k for k in range(1, 12))).astype(np.float32)
+
+
+@pytest.mark.parametrize("f0", [85.0, 120.0, 210.0, 330.0])
+def test_pitch_of_a_tone(f0: float) -> None:
+    track = pitch(voice_like(f0))
+    assert len(track) >= 40 and np.all(track > 0)
+    assert np.median(track) == pytest.approx(f0, rel=0.02)
+
+
+def test_silence_and_noise_have_no_pitch() -> None:
+    assert not pitch(np.zeros(SR, np.float32)).any()
+    noise = np.random.default_rng(0).normal(0, 0.05, SR).astype(np.float32)
+    assert np.count_nonzero(pitch(noise)) < 5
+
+
+def test_no_reference_until_two_statements_have_ended() -> None:
+    ends = FinalPitch()
+    assert ends.reference is None and ends.ending(voice_like(120.0)) is None
+    ends.learn(voice_like(100.0), "Set a timer.")
+    ends.learn(voice_like(160.0), "Is it raining?")  # a question may end rising: not learnt
+    assert ends.reference is None
+    ends.learn(voice_like(104.0), "Thanks")
+    assert ends.reference == pytest.approx(102.0, rel=0.02)
+    assert ends.ending(voice_like(127.5)) == pytest.approx(1.25, rel=0.03)
+    assert ends.ending(np.zeros(SR, np.float32)) is None  # nothing voiced at the end
+
+
+@pytest.fixture(scope="module")
+def learnt(speech_dir: Path) -> FinalPitch:
+    ends = FinalPitch()
+    for i, text in enumerate(
+        ("Please tell me a short joke about cats.", "I would like to listen to some music.")
+    ):
+        ends.learn(load16k(espeak(text, speech_dir / f"ends{i}.wav", wpm=140)), text)
+    return ends
+
+
+def _head_of(audio: np.ndarray, pause_s: float) -> np.ndarray:
+    """The audio up to the first silence of `pause_s` (what the stt thread has at that pause)."""
+    loud = np.abs(audio) > 0.01
+    idx = np.nonzero(loud)[0]
+    gaps = np.nonzero(np.diff(idx) > int(pause_s * SR * 0.8))[0]
+    return audio[: idx[gaps[0]] + 1 + 320]
+
+
+@pytest.mark.parametrize(
+    ("head", "tail"),
+    [("Tell me something interesting", "about the ocean."), ("Remind me to call", "my mother tomorrow.")],
+)
+def test_a_pause_mid_sentence_holds_the_voice_up(
+    learnt: FinalPitch, speech_dir: Path, head: str, tail: str
+) -> None:
+    """The same words end level when the sentence goes on, and fall when it has finished: only
+    the former holds the turn (`hold_at`)."""
+    hold_at = TurnEndConfig().hold_at
+    through = load16k(espeak(spoken_through(head, tail, 0.7), speech_dir / "through.wav", wpm=140))
+    alone = load16k(espeak(head, speech_dir / "alone.wav", wpm=140))
+    held, fallen = (
+        learnt.ending(_head_of(through, 0.7)),
+        learnt.ending(alone[: np.nonzero(np.abs(alone) > 0.01)[0][-1]]),
+    )
+    assert held is not None and fallen is not None
+    assert held >= hold_at > fallen, (held, fallen)
+
+
+def test_a_held_voice_waits_only_when_the_words_are_not_clearly_finished() -> None:
+    c = TurnEndConfig()
+    unsure, finished = 0.06, 0.5  # "Tell me something interesting"; "What is the capital of France"
+    assert end_silence_ms(unsure, c, 400) < 600  # the words alone: a finished sentence, soon over
+    assert end_silence_ms(unsure, c, 400, pitch_end=c.hold_at + 0.05) == c.long_ms
+    assert end_silence_ms(unsure, c, 400, pitch_end=c.hold_at - 0.1) == end_silence_ms(unsure, c, 400)
+    assert end_silence_ms(finished, c, 400, pitch_end=c.hold_at + 0.3) == c.short_ms  # a rising question
+    assert end_silence_ms(unsure, TurnEndConfig(hold_at=0), 400, pitch_end=2.0) < 600  # off
+    assert end_silence_ms(None, c, 400, pitch_end=2.0) == 400  # a server: the fixed rule
