@@ -50,7 +50,14 @@ def first_heard(times: np.ndarray, rms: np.ndarray, after: float) -> float | Non
 class Rig:
     """One Assistant on the default models (pinned persona, greedy) and its event queue."""
 
-    def __init__(self, tmp: Path, hands_free: bool, rule: str = "words", threads: int | None = None):
+    def __init__(
+        self,
+        tmp: Path,
+        hands_free: bool,
+        rule: str = "words",
+        threads: int | None = None,
+        hold_at: float | None = None,
+    ):
         from app.brain.conversation import LlmConfig
         from app.brain.persona import PINNED_TIME, Persona
         from app.brain.sampling import SamplingConfig
@@ -75,7 +82,7 @@ class Rig:
             stt=self.stt,
             persona=self.persona,
             hands_free=hands_free,
-            turn_end=TurnEndConfig(rule=rule),
+            turn_end=TurnEndConfig(rule=rule, **({} if hold_at is None else {"hold_at": hold_at})),
         )
         self.a = Assistant(cfg, self.events.put)
         self.a.start()
@@ -250,10 +257,16 @@ def summary(d: dict[str, list[float]]) -> dict:
 
 
 def run(
-    audio: VirtualAudio, n_questions: int, tmp: Path, threads: int | None = None, full: bool = False
+    audio: VirtualAudio,
+    n_questions: int,
+    tmp: Path,
+    threads: int | None = None,
+    full: bool = False,
+    hold_at: float | None = None,
 ) -> dict:
     """Hands-free voice-to-voice with the default (words) rule; `full` adds the fixed rule, the
-    paused utterances, push-to-talk and the sequential baseline. `threads`: None = automatic."""
+    paused utterances, push-to-talk and the sequential baseline. `threads`: None = automatic;
+    `hold_at`: None = the default (TurnEndConfig.hold_at), 0 = the words alone."""
     from app.ears.vad import VadConfig
 
     wavs = []
@@ -263,7 +276,7 @@ def run(
     result: dict = {"questions": n_questions, "rules": {}}
     rules = ("fixed", "words") if full else ("words",)
     for rule in rules:
-        rig = Rig(tmp, hands_free=True, rule=rule, threads=threads)
+        rig = Rig(tmp, hands_free=True, rule=rule, threads=threads, hold_at=hold_at)
         try:
             stages, samples = hands_free(audio, rig, wavs)
             result["rules"][rule] = {"stages_ms": summary(stages), "samples": samples}
@@ -315,13 +328,14 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--questions", type=int, default=12)
     ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--hold-at", type=float, help="TurnEndConfig.hold_at (0: the words alone)")
     args = ap.parse_args()
     server = VirtualAudio().start()
     runs = []
     try:
         for _ in range(args.runs):
             with tempfile.TemporaryDirectory() as d:
-                runs.append(run(server, args.questions, Path(d), full=True))
+                runs.append(run(server, args.questions, Path(d), full=True, hold_at=args.hold_at))
     finally:
         server.stop()
     result = runs[-1]

@@ -12,6 +12,7 @@ import soundfile as sf
 
 from app.ears.vad import SegmentEvent
 from app.loop.turn_end import TurnEndConfig, end_silence_ms
+from bench.common import spoken_through
 from tests.conftest import espeak, load16k
 from tests.support.assistant_rig import Recorder, make, spoken_turn
 from tests.support.pulse import envelope, stop_recording
@@ -45,6 +46,24 @@ def test_a_paused_utterance_is_one_turn(virtual_audio, llm_model, whisper_model,
     users = [e.data["text"] for e in rec.of("user")]
     assert len(users) == 1 and "could tell" in users[0].lower(), users
     assert a.tentative.counts["withdrawn"] >= 1  # the pause's turn was taken back when speech resumed
+
+
+def test_a_finished_sounding_head_with_the_voice_held_up_is_one_turn(
+    virtual_audio, llm_model, whisper_model, speech_dir
+) -> None:
+    """ "Tell me something interesting … [700 ms] … about the ocean.": the words before the pause
+    are a complete sentence (the model's P ~0.06: ~460 ms of silence would end it), but the voice
+    stays up at the pause. Two statements first teach where this voice ends (ears/prosody.py)."""
+    said = [
+        espeak("Please tell me a short joke about cats.", speech_dir / "held-1.wav", wpm=140),
+        espeak("I would like to listen to some music.", speech_dir / "held-2.wav", wpm=140),
+    ]
+    through = spoken_through("Tell me something interesting", "about the ocean.", 0.7)
+    said.append(espeak(through, speech_dir / "held-3.wav", wpm=140))
+    rec, a, _ = spoken_turn(virtual_audio, llm_model, whisper_model, said, after_s=1.5, max_tokens=8)
+    users = [e.data["text"] for e in rec.of("user")]
+    assert len(users) == 3 and "interesting" in users[2].lower() and "ocean" in users[2].lower(), users
+    assert a.hearing.pitch.reference is not None
 
 
 def test_a_complete_question_ends_on_a_short_silence(
