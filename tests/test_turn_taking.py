@@ -53,14 +53,19 @@ def test_a_finished_sounding_head_with_the_voice_held_up_is_one_turn(
 ) -> None:
     """ "Tell me something interesting … [700 ms] … about the ocean.": the words before the pause
     are a complete sentence (the model's P ~0.06: ~460 ms of silence would end it), but the voice
-    stays up at the pause. Two statements first teach where this voice ends (ears/prosody.py)."""
+    stays up at the pause. Two statements first teach where this voice ends (ears/prosody.py).
+    No going on after a turn's end (`continue_ms` 0): the utterances follow each other closely,
+    and a head that ended its turn would stay a turn of its own."""
     said = [
         espeak("Please tell me a short joke about cats.", speech_dir / "held-1.wav", wpm=140),
         espeak("I would like to listen to some music.", speech_dir / "held-2.wav", wpm=140),
     ]
     through = spoken_through("Tell me something interesting", "about the ocean.", 0.7)
     said.append(espeak(through, speech_dir / "held-3.wav", wpm=140))
-    rec, a, _ = spoken_turn(virtual_audio, llm_model, whisper_model, said, after_s=1.5, max_tokens=8)
+    turn_end = TurnEndConfig(continue_ms=0)
+    rec, a, _ = spoken_turn(
+        virtual_audio, llm_model, whisper_model, said, after_s=1.5, max_tokens=8, turn_end=turn_end
+    )
     users = [e.data["text"] for e in rec.of("user")]
     assert len(users) == 3 and "interesting" in users[2].lower() and "ocean" in users[2].lower(), users
     assert a.hearing.pitch.reference is not None
