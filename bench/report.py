@@ -137,6 +137,8 @@ def rows() -> list[tuple[str, str, str, str]]:
                 "",
             )
         )
+    if r := load("prosody"):
+        out.append(prosody_row(r))
     if r := load("longchat"):
         out += longchat_rows(r)
     if r := load("idle"):
@@ -360,6 +362,24 @@ def remote_rows(r: dict) -> list[tuple[str, str, str, str]]:
         )
     )
     return out
+
+
+def prosody_row(r: dict) -> tuple[str, str, str, str]:
+    v = r["voices"]
+
+    def total(group: str) -> str:
+        held = sum(x[group]["held"] for x in v.values())
+        n = sum(x[group]["n"] for x in v.values())
+        lo, hi = min(x[group]["min"] for x in v.values()), max(x[group]["max"] for x in v.values())
+        return f"{held}/{n} ({lo}–{hi}×)"
+
+    return (
+        "prosody",
+        f"voice at a pause ≥ {r['hold_at']}× where statements end, {len(v)} espeak-ng voices: "
+        "mid-sentence pause; head said alone; held-out statements",
+        f"{total('through')}; {total('apart')}; {total('statements')}",
+        "all; none; none",
+    )
 
 
 def latency_rows(lat: dict) -> list[tuple[str, str, str, str]]:

@@ -36,7 +36,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         choices=("words", "fixed"),
         default="words",
         help="hands-free end of turn: from the words (the model's end-of-turn probability sets the "
-        "silence) or after a fixed 400 ms (--turn-end fixed)",
+        "silence; a voice held up at a pause waits longer) or after a fixed 400 ms (--turn-end fixed)",
     )
     a(
         "--continue-ms",

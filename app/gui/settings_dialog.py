@@ -191,8 +191,9 @@ class SettingsDialog(QDialog):
         self.turn_end.addItem("When the words sound finished", "words")
         self.turn_end.addItem("After a fixed silence", "fixed")
         self.turn_end.setToolTip(
-            "Hands-free: the language model judges whether your words are finished; after "
-            "“tell me about…” it waits longer, after a complete question it answers sooner."
+            "Hands-free: the language model judges whether your words are finished, and your "
+            "voice whether you paused mid-sentence; after “tell me about…” it waits longer, "
+            "after a complete question it answers sooner."
         )
         self.turn_end.setCurrentIndex(max(0, self.turn_end.findData(self.s.turn_end)))
         f.addRow("End of turn", self.turn_end)
