@@ -1,15 +1,16 @@
-"""How the voice ends: the pitch of the last words against the speaker's own floor (issue #15).
+"""How the voice ends: the pitch of the last words against where the speaker's statements end
+(issue #15).
 
 Words alone cannot tell "What should I cook" from "What should I cook … for dinner": both are
-complete sentences to a language model. The voice can: a speaker who has finished lets the pitch
-fall to the bottom of their range (final lowering), one who pauses to think holds it level
-above it (a continuation contour). Rising questions also end high; the words rule reads those
-as finished (loop/turn_end.py combines the two).
+complete sentences to a language model. The voice can: a speaker who has finished a statement
+lets the pitch fall to where their statements land (final lowering), one who pauses to think
+holds it level above that (a continuation contour). Rising questions also end high; the words
+rule reads those as finished (loop/turn_end.py combines the two).
 
 - `pitch(audio)`: fundamental frequency per 10 ms frame (YIN: de Cheveigné & Kawahara 2002;
-  0 = unvoiced). ~1 ms per second of audio with numpy FFTs. Written here rather than taken from
-  librosa (`librosa.yin`) because librosa brings numba and llvmlite (~45 MB of wheels, a JIT
-  on first use) into the latency-critical path of every pause and into the packaged app.
+  0 = unvoiced). ~2–4 ms per second of audio with numpy FFTs. Written here rather than taken from
+  librosa (`librosa.yin`): for this one function librosa would bring numba and llvmlite (tens
+  of MB, JIT-compiled code) into the packaged app and onto the path of every pause.
 - `FinalPitch`: where one speaker's finished statements end (the median of their last pitches);
   `ending(audio)`: the pitch of the last voiced frames over it (~1 or below: fallen; clearly
   above: held up), None until two ends are known.
