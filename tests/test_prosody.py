@@ -36,6 +36,17 @@ def test_silence_and_noise_have_no_pitch() -> None:
     assert np.count_nonzero(pitch(noise)) < 5
 
 
+def test_a_hum_after_the_last_word_is_not_the_voice() -> None:
+    """A steady hum (periodic, so YIN finds a pitch in it) after a voice at 100 Hz, 23 dB louder."""
+    hum = voice_like(150.0, 0.3) * 0.07  # RMS ~0.006 (-44 dBFS): above MIN_RMS
+    ends = FinalPitch()
+    ends.learn(voice_like(100.0), "Done.")
+    ends.learn(voice_like(100.0), "Done.")
+    assert np.count_nonzero(pitch(hum)) > 10  # alone, the hum has a pitch
+    ending = ends.ending(np.concatenate([voice_like(100.0), hum]))
+    assert ending == pytest.approx(1.0, rel=0.03)
+
+
 def test_no_reference_until_two_statements_have_ended() -> None:
     ends = FinalPitch()
     assert ends.reference is None and ends.ending(voice_like(120.0)) is None

@@ -30,10 +30,13 @@ LAG_MIN, LAG_MAX = SR // 400, SR // 60  # 400 Hz .. 60 Hz
 WIN = 272  # integration window (17 ms); a frame is WIN + LAG_MAX samples
 THRESHOLD = 0.15  # YIN's absolute threshold on the normalised difference
 MIN_RMS = 0.005  # frames quieter than this (about -46 dBFS) are not judged
+RELATIVE_RMS = 0.1  # nor frames 20 dB below the loudest of the audio (a hum between words)
 
 
 def pitch(audio: np.ndarray) -> np.ndarray:
-    """F0 in Hz of each 10 ms frame of 16 kHz mono `audio` (0 where unvoiced or too quiet)."""
+    """F0 in Hz of each 10 ms frame of 16 kHz mono `audio` (0 where unvoiced, or too quiet:
+    below MIN_RMS or 20 dB below the loudest frame, so steady noise after the last word is not
+    taken for the voice)."""
     x = np.asarray(audio, np.float32)
     size = WIN + LAG_MAX
     n = (len(x) - size) // HOP + 1
@@ -57,7 +60,7 @@ def pitch(audio: np.ndarray) -> np.ndarray:
     mean = np.cumsum(d[:, 1:], axis=1) / lags[1:]
     cmnd[:, 1:] = d[:, 1:] / np.maximum(mean, 1e-12)
     out = np.zeros(n, np.float32)
-    for i in np.nonzero(rms >= MIN_RMS)[0]:
+    for i in np.nonzero(rms >= max(MIN_RMS, RELATIVE_RMS * rms.max()))[0]:
         row = cmnd[i]
         below = np.nonzero(row[LAG_MIN:] < THRESHOLD)[0]
         if not len(below):
