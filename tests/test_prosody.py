@@ -106,3 +106,12 @@ def test_a_held_voice_waits_only_when_the_words_are_not_clearly_finished() -> No
     assert end_silence_ms(finished, c, 400, pitch_end=c.hold_at + 0.3) == c.short_ms  # a rising question
     assert end_silence_ms(unsure, TurnEndConfig(hold_at=0), 400, pitch_end=2.0) < 600  # off
     assert end_silence_ms(None, c, 400, pitch_end=2.0) == 400  # a server: the fixed rule
+
+
+def test_the_terminal_sets_the_hold() -> None:
+    from app.cli import build_parser
+    from app.cli.chat_voice import assistant_config
+
+    default = assistant_config(build_parser().parse_args(["chat"])).turn_end
+    off = assistant_config(build_parser().parse_args(["chat", "--pitch-hold", "0"])).turn_end
+    assert default.hold_at == TurnEndConfig().hold_at and off.hold_at == 0

@@ -11,6 +11,7 @@ import argparse
 import signal
 
 from app.brain.sampling import SamplingConfig
+from app.loop.turn_end import TurnEndConfig
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -41,8 +42,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     a(
         "--continue-ms",
         type=int,
-        default=1500,
+        default=TurnEndConfig.continue_ms,
         help="hands-free: speech this soon after a turn ended continues it (0: never)",
+    )
+    a(
+        "--pitch-hold",
+        type=float,
+        default=TurnEndConfig.hold_at,
+        help="hands-free: a voice this many times above where your statements end holds a pause whose "
+        "words do not sound finished (0: the words alone)",
     )
     a("-vms", "--voice-ms", type=int, default=10000, help="longest utterance in ms (hands-free)")
     a("-c", "--capture", default=None, help="input device index or name")

@@ -44,7 +44,9 @@ def assistant_config(args: argparse.Namespace):
         speaker=SpeakerConfig(device=device(args.output_device)),
         input_device=device(args.capture),
         hands_free=not args.ptt,
-        turn_end=TurnEndConfig(rule=args.turn_end, continue_ms=max(0, args.continue_ms)),
+        turn_end=TurnEndConfig(
+            rule=args.turn_end, continue_ms=max(0, args.continue_ms), hold_at=max(0.0, args.pitch_hold)
+        ),
         wake_command=args.wake_command,
         heard_ok=args.heard_ok,
         speak_command=args.speak,
