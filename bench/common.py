@@ -30,6 +30,20 @@ def spoken_through(head: str, tail: str, pause_s: float) -> str:
     return f"<speak>{head} <break time='{round(pause_s * 1000)}ms'/> {tail}</speak>"
 
 
+def until_quiet(x: np.ndarray, keep_s: float = 0.0) -> np.ndarray:
+    """`x` up to its last sound (|x| > 0.01: espeak's trailing silence off), plus `keep_s` more."""
+    loud = np.nonzero(np.abs(x) > 0.01)[0]
+    return x[: loud[-1] + 1 + int(keep_s * 16000)] if len(loud) else x
+
+
+def before_pause(x: np.ndarray, pause_s: float, keep_s: float = 0.02) -> np.ndarray:
+    """16 kHz `x` up to its first silence of most of `pause_s`, plus `keep_s` of it (what the stt
+    thread has at that pause)."""
+    loud = np.nonzero(np.abs(x) > 0.01)[0]
+    gap = np.nonzero(np.diff(loud) > int(pause_s * 16000 * 0.8))[0][0]
+    return x[: loud[gap] + 1 + int(keep_s * 16000)]
+
+
 def speak_16k(text: str, voice: str = "en-us", wpm: int = 140) -> np.ndarray:
     """espeak-ng speech for `text` as 16 kHz float32 (the espeak-ng command, not the app's TTS)."""
     with tempfile.NamedTemporaryFile(suffix=".wav") as f:

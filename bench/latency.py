@@ -34,7 +34,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import numpy as np
 import soundfile as sf
 
-from bench.common import emit, pct, speak_16k, spoken_through
+from bench.common import emit, pct, speak_16k, spoken_through, until_quiet
 from bench.phrases import PAUSED, PHRASES
 from tests.support.pulse import VirtualAudio
 
@@ -199,7 +199,7 @@ def push_to_talk(audio: VirtualAudio, rig: Rig, wavs: list[Path]) -> tuple[list[
     out, samples = [], []
     for i, wav in enumerate(wavs):
         trimmed = rig.tmp / f"ptt-{i}.wav"
-        sf.write(trimmed, _trim(sf.read(wav, dtype="float32")[0]), 16000)
+        sf.write(trimmed, until_quiet(sf.read(wav, dtype="float32")[0]), 16000)
         mon = Monitor(rig.tmp / f"ptt-{i}")
         t0 = time.perf_counter()
         rig.a.press()
@@ -312,16 +312,10 @@ def paused_wavs(tmp: Path) -> dict[str, list[tuple[Path, int]]]:
         through, apart = tmp / f"paused{i}-through.wav", tmp / f"paused{i}-apart.wav"
         sf.write(through, speak_16k(spoken_through(head, tail, pause_s)), 16000)
         gap = np.zeros(int(16000 * pause_s), np.float32)
-        sf.write(apart, np.concatenate([_trim(speak_16k(head)), gap, speak_16k(tail)]), 16000)
+        sf.write(apart, np.concatenate([until_quiet(speak_16k(head)), gap, speak_16k(tail)]), 16000)
         out["through"].append((through, len(head.split())))
         out["apart"].append((apart, len(head.split())))
     return out
-
-
-def _trim(x: np.ndarray) -> np.ndarray:
-    """Cut espeak's trailing silence, so the pause is exactly the one inserted."""
-    loud = np.nonzero(np.abs(x) > 0.01)[0]
-    return x[: loud[-1] + 1] if len(loud) else x
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np
 
-from bench.common import emit, speak_16k
+from bench.common import emit, speak_16k, until_quiet
 from bench.phrases import PAUSED
 
 GAPS_S = (0.6, 0.9, 1.2)
@@ -31,8 +31,7 @@ def main() -> None:
     ms: dict[str, list[float]] = {"whole": [], "squeezed": []}
     samples = []
     for head, tail in PAUSED:
-        a = speak_16k(head)
-        a = a[: np.nonzero(np.abs(a) > 0.01)[0][-1] + 1]
+        a = until_quiet(speak_16k(head))
         last = tail.split()[-1].strip("?.!").lower()
         for gap in GAPS_S:
             audio = np.concatenate([a, np.zeros(int(16000 * gap), np.float32), speak_16k(tail)])

@@ -15,23 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from bench.common import emit, speak_16k, spoken_through
+from bench.common import before_pause, emit, speak_16k, spoken_through, until_quiet
 from bench.phrases import PAUSED, PHRASES, STT_EXTRA
 
 VOICES = ("en-us", "en-gb", "en-gb-scotland", "en-029", "en-gb-x-rp", "en-us+f3")
 PAUSE_S = 0.7
-
-
-def _voiced_end(a: np.ndarray) -> np.ndarray:
-    """`a` up to its last sound, plus 20 ms (as the stt thread has it at a pause)."""
-    return a[: np.nonzero(np.abs(a) > 0.01)[0][-1] + 1 + 320]
-
-
-def _head(a: np.ndarray) -> np.ndarray:
-    """`a` up to the break (the first silence of most of PAUSE_S), plus 20 ms."""
-    idx = np.nonzero(np.abs(a) > 0.01)[0]
-    gap = np.nonzero(np.diff(idx) > int(PAUSE_S * 16000 * 0.8))[0][0]
-    return a[: idx[gap] + 1 + 320]
 
 
 def _group(values: list[float | None], hold_at: float) -> dict:
@@ -56,9 +44,12 @@ def main() -> None:
         ends = FinalPitch()
         for p in PHRASES:
             ends.learn(np.concatenate([speak_16k(p, voice), np.zeros(8000, np.float32)]), p)
-        through = [ends.ending(_head(speak_16k(spoken_through(h, t, PAUSE_S), voice))) for h, t in PAUSED]
-        apart = [ends.ending(_voiced_end(speak_16k(h, voice))) for h, _ in PAUSED]
-        finished = [ends.ending(_voiced_end(speak_16k(p, voice))) for p in statements]
+        through = [
+            ends.ending(before_pause(speak_16k(spoken_through(h, t, PAUSE_S), voice), PAUSE_S))
+            for h, t in PAUSED
+        ]
+        apart = [ends.ending(until_quiet(speak_16k(h, voice), 0.02)) for h, _ in PAUSED]
+        finished = [ends.ending(until_quiet(speak_16k(p, voice), 0.02)) for p in statements]
         voices[voice] = {
             "reference_hz": round(ends.reference or 0.0, 1),
             "through": _group(through, hold_at),

@@ -13,6 +13,7 @@ from app.ears import echo, speex_aec
 from app.ears.echo import EchoGuard
 from app.ears.echo_path import EchoPath
 from app.ears.transcriber import SttConfig, Transcriber
+from app.ears.vad import rms_db
 from tests.conftest import espeak, load16k
 from tests.support.assistant_rig import Recorder, make
 from tests.support.echo_rig import EchoRig, onset_position, room
@@ -43,14 +44,11 @@ def test_speexdsp_is_there_and_cancels_a_linear_echo() -> None:
     aec = speex_aec.SpeexEchoCanceller()
     out = np.concatenate([aec.process(mic[i : i + 320], far[i : i + 320]) for i in range(0, len(far), 320)])
 
-    def db(x: np.ndarray) -> float:
-        return float(10 * np.log10(np.mean(x**2) + 1e-12))
-
-    assert db(mic[-16000:]) - db(out[-16000:]) >= 10
+    assert rms_db(mic[-16000:]) - rms_db(out[-16000:]) >= 10
     voice = (np.sin(np.arange(320 * 50) * 0.07) * 0.1).astype(np.float32)
     silent = np.zeros(320, np.float32)
     passed = np.concatenate([aec.process(voice[i : i + 320], silent) for i in range(0, len(voice), 320)])
-    assert abs(db(passed[3200:]) - db(voice[3200:])) < 3
+    assert abs(rms_db(passed[3200:]) - rms_db(voice[3200:])) < 3
 
 
 def talk_over_the_story(rig: EchoRig, virtual_audio, wav, after_s: float) -> np.ndarray:

@@ -13,7 +13,7 @@ import pytest
 
 from app.ears.prosody import SR, FinalPitch, pitch
 from app.loop.turn_end import TurnEndConfig, end_silence_ms
-from bench.common import spoken_through
+from bench.common import before_pause, spoken_through, until_quiet
 from tests.conftest import espeak, load16k
 
 
@@ -69,14 +69,6 @@ def learnt(speech_dir: Path) -> FinalPitch:
     return ends
 
 
-def _head_of(audio: np.ndarray, pause_s: float) -> np.ndarray:
-    """The audio up to the first silence of `pause_s` (what the stt thread has at that pause)."""
-    loud = np.abs(audio) > 0.01
-    idx = np.nonzero(loud)[0]
-    gaps = np.nonzero(np.diff(idx) > int(pause_s * SR * 0.8))[0]
-    return audio[: idx[gaps[0]] + 1 + 320]
-
-
 @pytest.mark.parametrize(
     ("head", "tail"),
     [("Tell me something interesting", "about the ocean."), ("Remind me to call", "my mother tomorrow.")],
@@ -89,10 +81,7 @@ def test_a_pause_mid_sentence_holds_the_voice_up(
     hold_at = TurnEndConfig().hold_at
     through = load16k(espeak(spoken_through(head, tail, 0.7), speech_dir / "through.wav", wpm=140))
     alone = load16k(espeak(head, speech_dir / "alone.wav", wpm=140))
-    held, fallen = (
-        learnt.ending(_head_of(through, 0.7)),
-        learnt.ending(alone[: np.nonzero(np.abs(alone) > 0.01)[0][-1]]),
-    )
+    held, fallen = learnt.ending(before_pause(through, 0.7)), learnt.ending(until_quiet(alone))
     assert held is not None and fallen is not None
     assert held >= hold_at > fallen, (held, fallen)
 

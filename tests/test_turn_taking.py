@@ -12,7 +12,7 @@ import soundfile as sf
 
 from app.ears.vad import SegmentEvent
 from app.loop.turn_end import TurnEndConfig, end_silence_ms
-from bench.common import spoken_through
+from bench.common import spoken_through, until_quiet
 from tests.conftest import espeak, load16k
 from tests.support.assistant_rig import Recorder, make, spoken_turn
 from tests.support.pulse import envelope, stop_recording
@@ -22,7 +22,7 @@ from tests.test_llm import assert_consistent
 def paused_wav(head: str, tail: str, pause_s: float, out: Path, speech_dir: Path) -> Path:
     a = load16k(espeak(head, speech_dir / f"{out.stem}-a.wav", wpm=140))
     b = load16k(espeak(tail, speech_dir / f"{out.stem}-b.wav", wpm=140))
-    a = a[: np.nonzero(np.abs(a) > 0.01)[0][-1] + 1]  # espeak's own trailing silence off
+    a = until_quiet(a)
     sf.write(out, np.concatenate([a, np.zeros(int(pause_s * 16000), np.float32), b]), 16000)
     return out
 

@@ -55,8 +55,8 @@ import numpy as np
 import soxr
 
 from app.ears import speex_aec
-from app.ears.echo_path import EchoPath, db
-from app.ears.vad import FRAME, RATE, FrameClassifier, VadConfig
+from app.ears.echo_path import EchoPath
+from app.ears.vad import FRAME, RATE, FrameClassifier, VadConfig, frame_rms_db, rms_db
 
 log = logging.getLogger(__name__)
 RESTART_GAP = RATE // 20  # 50 ms
@@ -280,7 +280,7 @@ class EchoGuard:
         self._recent.clear()
         self._cleaned.clear()
         self._pending = np.zeros(0, dtype=np.float32)
-        self._learn_noise(db(block))
+        self._learn_noise(rms_db(block))
 
     def _learn_noise(self, level: float) -> None:
         """Noise floor: a low percentile of the last 3 s of levels that were not the user."""
@@ -292,10 +292,10 @@ class EchoGuard:
         c = self.config
         cleaned = self._aec.process(mic, far_window[-FRAME:]) if self._aec is not None else mic
         self._watch_canceller()
-        mic_db, level = db(mic), db(cleaned)
+        mic_db, level = rms_db(mic), rms_db(cleaned)
         if self.noise_db is None:
             self._learn_noise(mic_db)
-        far_db = max(db(f) for f in far_window.reshape(-1, FRAME))
+        far_db = float(frame_rms_db(far_window.reshape(-1, FRAME)).max())
         far_active = far_db > FAR_SILENT_DB  # the reference is digital: silence is (near) zero
         echo_floor = far_db + self.floor_db + c.margin_db if far_active else -120.0
         loud = level > max(c.min_db, self.noise_db + c.snr_db, echo_floor)

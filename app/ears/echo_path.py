@@ -21,7 +21,7 @@ from collections import deque
 
 import numpy as np
 
-from app.ears.vad import FRAME, RATE
+from app.ears.vad import FRAME, RATE, frame_rms_db, rms_db
 
 NO_PATH_NCC = 0.08  # below this correlation the microphone does not hear the speaker
 TRACK_NCC = 0.5  # a delay measured with at least this correlation is trusted (see _track)
@@ -29,10 +29,6 @@ TRACK_MIN = RATE // 1000  # the reference is moved when the delay moved by 1 ms 
 TRACK_MAX = RATE // 5  # ... by at most 200 ms later
 TRACK_WAIT = RATE // 50  # ... and 20 ms earlier: the guard waits that long for the reference
 MEASURE_FRAMES = RATE // 2 // FRAME  # one measurement per half second of playback
-
-
-def db(x: np.ndarray) -> float:
-    return float(10 * np.log10(np.mean(np.square(x, dtype=np.float64)) + 1e-12))
 
 
 class EchoPath:
@@ -80,7 +76,7 @@ class EchoPath:
             lags = np.fft.irfft(np.fft.rfft(x, size) * far_spectrum, size)[: self._n_lags]
             best = int(np.argmax(np.abs(lags)))
             ncc = float(abs(lags[best]) / (np.linalg.norm(x) * np.linalg.norm(f) + 1e-9))
-            return best, ncc, db(x) - db(f) + 20 * np.log10(max(ncc, 1e-3))
+            return best, ncc, rms_db(x) - rms_db(f) + 20 * np.log10(max(ncc, 1e-3))
 
         lag, ncc, raw = coupling(m)
         if heard_voice:
@@ -131,7 +127,7 @@ class EchoPath:
         around = far_window[max(0, end - 2 * FRAME) : min(len(far_window), end + FRAME)]
         if len(around) < FRAME:
             return None
-        level = max(db(f) for f in around[: len(around) // FRAME * FRAME].reshape(-1, FRAME))
+        level = float(frame_rms_db(around[: len(around) // FRAME * FRAME].reshape(-1, FRAME)).max())
         return level + max(self.couplings)
 
     def cap_db(self, coupling_slack_db: float, left_slack_db: float) -> float | None:

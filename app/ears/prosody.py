@@ -113,6 +113,6 @@ class FinalPitch:
     def ending(self, audio: np.ndarray) -> float | None:
         """The pitch at the end of `audio` (heard at a pause: the voice is in its last 0.6 s)
         over the reference; None if either is unknown."""
-        ref = self.reference
-        f0 = last_pitch(audio, within_s=0.6) if ref is not None else None
-        return None if f0 is None or ref is None else f0 / ref
+        if (ref := self.reference) is None or (f0 := last_pitch(audio, within_s=0.6)) is None:
+            return None
+        return f0 / ref
