@@ -10,8 +10,12 @@ the speaker writes) and works in three steps on each 20 ms microphone frame duri
    `speex_aec`). The timeline runs on the microphone's sample count (`_Timeline`), so the
    echo's delay stays fixed within a reply, which the canceller needs; between replies (each
    reopens the output stream) it moves, and the reference is moved back to where the canceller
-   learned it (`echo_path`). It learns the echo path from the signals themselves and keeps it
-   between replies. The echo arrives 0–400 ms after its reference (the filter's length).
+   learned it (`echo_path`). It also moves when the device runs dry mid-reply (the playback
+   thread was late, as on a busy desktop; PortAudio reports the underflow: `playback_gap`).
+   After either, until the delay is measured again, a frame is judged against the loudest
+   echo any delay in the window could bring (`EchoPath.settled`). The canceller learns the
+   echo path from the signals themselves and keeps it between replies. The echo arrives
+   0–400 ms after its reference (the filter's length).
 2. **Judge.** A frame is the user's voice when what is left is speech (WebRTC VAD) and clearly
    louder than three floors: an absolute one, the microphone's own noise (learned while nothing
    plays), and the echo that could still be left (`residual_db` below the loudest played frame of
@@ -64,6 +68,7 @@ FAR_SILENT_DB = -60.0  # quieter reference frames play nothing worth an echo
 # Read the canceller's learned path every 4th frame (80 ms; reading it costs ~60 µs, 60% of a
 # frame's cancellation): at most 4 frames are judged with a stale floor, fewer than a barge-in.
 WATCH_EVERY = 4
+LATER, RESTARTED = 1, 2  # how the echo's delay moved (EchoGuard._moved)
 
 
 @dataclass
@@ -135,7 +140,8 @@ class _Timeline:
         self._offset = min(self._lateness)
         return self._count
 
-    def append(self, samples: np.ndarray, rate: int) -> None:
+    def append(self, samples: np.ndarray, rate: int) -> bool:
+        """Place the samples the speaker writes next; True when they start after a gap."""
         if rate != RATE:
             if self._resampler is None or self._rate != rate:
                 self._resampler, self._rate = soxr.ResampleStream(rate, RATE, 1, dtype="float32"), rate
@@ -144,11 +150,13 @@ class _Timeline:
             now = self.now()
             # The speaker writes at the pace of the device, so `head` stays within a few ms of
             # now; only a real gap (playback had stopped or ran dry) restarts it at now.
-            if self.head < now - RESTART_GAP:
+            restart = self.head < now - RESTART_GAP
+            if restart:
                 self._zero(self.head, now)
                 self.head = now
             self._put(self.head, samples)
             self.head += len(samples)
+            return restart
 
     def truncate(self) -> None:
         """Playback was cut: what was queued beyond now will never be heard."""
@@ -200,6 +208,10 @@ class EchoGuard:
         self._filter_peak = 0.0  # the largest echo-path energy the canceller has learned
         self._frames_since_watch = 0
         self.canceller_resets = 0  # how often speexdsp reset itself (see _watch_canceller)
+        self.gaps = 0  # how often the speaker's device ran dry while playing (playback_gap)
+        # The echo's delay moved since the microphone side last looked (speaker thread sets it:
+        # LATER after a gap, RESTARTED when playback starts again; mic_block passes it on).
+        self._moved = 0
         self.path = EchoPath(c.echo_window_s, cancelling=self._aec is not None)
         self._recent: deque[bool] = deque(maxlen=c.window_frames)
         self._cleaned: deque[np.ndarray] = deque(maxlen=c.preroll_frames)
@@ -211,11 +223,24 @@ class EchoGuard:
         """The speaker is about to write these samples (blocking write: they play next, and are
         heard `latency_s` later: the device's buffer). The gate stays closed until the last
         sample has been heard, plus `tail_ms`."""
-        self._timeline.append(samples, rate)
+        if self._timeline.append(samples, rate):
+            self._delay_moved(RESTARTED)
         tl = self._timeline
         self._latency_s = max(0.0, min(latency_s, 1.0))
         ahead_s = max(0, tl.head - tl.now()) / RATE  # written, not played yet
         self._playing_until = time.monotonic() + ahead_s + self._latency_s + self.config.tail_ms / 1000
+
+    def playback_gap(self) -> None:
+        """The speaker's device ran dry before the block just written (`Speaker.on_gap`), so the
+        echo of what follows comes later than the timeline says: by less than its restart gap,
+        the reference is still read as if playback had run on, and the echo's delay moved
+        mid-reply. Until the path is measured again, the guard judges as at a reply's start."""
+        self._delay_moved(LATER)
+        self.gaps += 1
+
+    def _delay_moved(self, how: int) -> None:
+        with self._timeline.lock:
+            self._moved = max(self._moved, how)
 
     def playback_stopped(self) -> None:
         """The queue ran out (the device still plays its buffer) or playback was cut."""
@@ -230,6 +255,10 @@ class EchoGuard:
     def mic_block(self, block: np.ndarray) -> Verdict:
         """Judge one microphone block (any length; 20 ms frames inside). See `Verdict`."""
         self._mic_index = self._timeline.heard(len(block))
+        if self._moved:
+            with self._timeline.lock:
+                moved, self._moved = self._moved, 0
+            self.path.moved(restarted=moved == RESTARTED)
         now = self._timeline.now()
         if not self.gated:
             self._ungated(block)

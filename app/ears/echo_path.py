@@ -43,6 +43,7 @@ class EchoPath:
         self.left: deque[float] = deque(maxlen=6)  # ... in the canceller's output, the last 3 s
         self.shift = 0  # the reference is read this many samples earlier (see _track)
         self.target_lag: int | None = None  # the delay the canceller learned
+        self.settled = False  # the delay was measured clearly since playback last (re)started
         self._mic: list[np.ndarray] = []
         self._far: list[np.ndarray] = []
         self._clean: list[np.ndarray] = []
@@ -62,6 +63,21 @@ class EchoPath:
         self._heard_voice |= voice
         if len(self._mic) >= MEASURE_FRAMES:
             self._measure()
+
+    def moved(self, restarted: bool) -> None:
+        """The echo's delay may have moved: playback `restarted` after a gap (a new reply, or
+        the device ran dry for longer than the guard's timeline bridges), or the device ran dry
+        briefly (the echo comes later). Until the next clear measurement, which starts now (a
+        window across the move would mix two delays), it is not `settled`. A restart starts
+        playback afresh on the timeline, so the shift taken for earlier gaps is dropped (kept,
+        the reference would be read later than the echo, out of the guard's window)."""
+        self.settled = False
+        if restarted:
+            self.shift = 0
+        self._mic.clear()
+        self._far.clear()
+        self._clean.clear()
+        self._heard_voice = False
 
     def _measure(self) -> None:
         m, f, c = np.concatenate(self._mic), np.concatenate(self._far), np.concatenate(self._clean)
@@ -105,6 +121,7 @@ class EchoPath:
         their reference) from then on; beyond that the canceller re-learns the new delay."""
         if self.ncc is None or self.ncc < TRACK_NCC:
             return
+        self.settled = True
         if self.target_lag is None:
             self.target_lag = self.lag
             return
@@ -120,11 +137,16 @@ class EchoPath:
     def expected_db(self, far_window: np.ndarray) -> float | None:
         """The echo a frame should hold, given its reference window (the frame's own reference
         last): the loudest played frame around the measured delay plus the loudest coupling of
-        the last 3 s. None without a measured path (a headset, the first half second)."""
+        the last 3 s; until the delay is `settled` after a restart, the loudest of the whole
+        window (the echo could be anywhere in it). None without a measured path (a headset, the
+        first half second)."""
         if not self.couplings or self.absent:
             return None
         end = len(far_window) - self.lag
-        around = far_window[max(0, end - 2 * FRAME) : min(len(far_window), end + FRAME)]
+        if not self.settled:
+            around = far_window
+        else:
+            around = far_window[max(0, end - 2 * FRAME) : min(len(far_window), end + FRAME)]
         if len(around) < FRAME:
             return None
         level = float(frame_rms_db(around[: len(around) // FRAME * FRAME].reshape(-1, FRAME)).max())

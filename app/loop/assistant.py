@@ -126,6 +126,7 @@ class Assistant:
         else:
             self.speaker = Speaker(c.speaker, on_event=self._on_speaker)
             self.speaker.on_output = self.echo.note_output
+            self.speaker.on_gap = self.echo.playback_gap
             self.speaker.on_level = self._on_output_level
         if not self.speaker.available:
             self._error(

@@ -101,10 +101,13 @@ class Speaker(SentenceQueue):
     ):
         self.config = config or SpeakerConfig()
         self.on_event = on_event or (lambda e: None)
-        # Called with (samples, sample rate) just before each block is written (the echo guard).
         # Every block about to be written: (samples, sample rate, the stream's output latency in
         # seconds: how long after the write it is heard); the playback thread calls it.
         self.on_output: Callable[[np.ndarray, int, float], None] | None = None
+        # The device ran dry before the block just written (PortAudio's output underflow: this
+        # thread was late, as on a busy desktop), so it plays later than the blocks before it
+        # implied; the playback thread calls it.
+        self.on_gap: Callable[[], None] | None = None
         # The RMS of what is played, every 2 blocks (25 a second; the playback thread calls it)
         self.on_level: Callable[[float], None] | None = None
         self.available = True
@@ -300,7 +303,8 @@ class Speaker(SentenceQueue):
                     self.on_output(chunk, self._synth.sample_rate, float(stream.latency))
                 if self.on_level is not None and start % (2 * block) == 0:
                     self.on_level(float(np.sqrt(np.mean(chunk**2))) if len(chunk) else 0.0)
-                stream.write(chunk)
+                if stream.write(chunk) and self.on_gap is not None:
+                    self.on_gap()
                 playing.written = start + len(chunk)
             with self._lock:
                 finished = gen == self._generation
