@@ -29,6 +29,10 @@ TRACK_MIN = RATE // 1000  # the reference is moved when the delay moved by 1 ms 
 TRACK_MAX = RATE // 5  # ... by at most 200 ms later
 TRACK_WAIT = RATE // 50  # ... and 20 ms earlier: the guard waits that long for the reference
 MEASURE_FRAMES = RATE // 2 // FRAME  # one measurement per half second of playback
+# A device that ran dry without the guard's timeline restarting plays on later by at most its
+# restart gap (50 ms) plus what was queued ahead of it (0-53 ms measured): the echo is this much
+# later at most (per gap) until measured again.
+LATER_MAX = RATE // 10
 
 
 class EchoPath:
@@ -43,7 +47,9 @@ class EchoPath:
         self.left: deque[float] = deque(maxlen=6)  # ... in the canceller's output, the last 3 s
         self.shift = 0  # the reference is read this many samples earlier (see _track)
         self.target_lag: int | None = None  # the delay the canceller learned
-        self.settled = False  # the delay was measured clearly since playback last (re)started
+        self.settled = False  # the delay was measured clearly since playback last moved
+        self._later = 0  # unsettled after gaps: the echo may be up to this much later (samples)
+        self._restarted = True  # unsettled after a restart: the echo may be anywhere
         self._mic: list[np.ndarray] = []
         self._far: list[np.ndarray] = []
         self._clean: list[np.ndarray] = []
@@ -72,6 +78,8 @@ class EchoPath:
         playback afresh on the timeline, so the shift taken for earlier gaps is dropped (kept,
         the reference would be read later than the echo, out of the guard's window)."""
         self.settled = False
+        self._restarted |= restarted
+        self._later += LATER_MAX
         if restarted:
             self.shift = 0
         self._mic.clear()
@@ -121,7 +129,7 @@ class EchoPath:
         their reference) from then on; beyond that the canceller re-learns the new delay."""
         if self.ncc is None or self.ncc < TRACK_NCC:
             return
-        self.settled = True
+        self.settled, self._restarted, self._later = True, False, 0
         if self.target_lag is None:
             self.target_lag = self.lag
             return
@@ -137,16 +145,18 @@ class EchoPath:
     def expected_db(self, far_window: np.ndarray) -> float | None:
         """The echo a frame should hold, given its reference window (the frame's own reference
         last): the loudest played frame around the measured delay plus the loudest coupling of
-        the last 3 s; until the delay is `settled` after a restart, the loudest of the whole
-        window (the echo could be anywhere in it). None without a measured path (a headset, the
-        first half second)."""
+        the last 3 s. Until the delay is `settled` again: after a restart, the loudest of the
+        whole window (the echo could be anywhere in it); after gaps, also up to `LATER_MAX` per
+        gap later. None without a measured path (a headset, the first half second)."""
         if not self.couplings or self.absent:
             return None
         end = len(far_window) - self.lag
-        if not self.settled:
+        if self.settled:
+            around = far_window[max(0, end - 2 * FRAME) : min(len(far_window), end + FRAME)]
+        elif self._restarted:
             around = far_window
         else:
-            around = far_window[max(0, end - 2 * FRAME) : min(len(far_window), end + FRAME)]
+            around = far_window[max(0, end - 2 * FRAME - self._later) : min(len(far_window), end + FRAME)]
         if len(around) < FRAME:
             return None
         level = float(frame_rms_db(around[: len(around) // FRAME * FRAME].reshape(-1, FRAME)).max())
