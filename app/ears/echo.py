@@ -13,7 +13,8 @@ the speaker writes) and works in three steps on each 20 ms microphone frame duri
    learned it (`echo_path`). It also moves when the device runs dry mid-reply (the playback
    thread was late, as on a busy desktop; PortAudio reports the underflow: `playback_gap`).
    After either, until the delay is measured again, a frame is judged against the loudest
-   echo any delay in the window could bring (`EchoPath.settled`). The canceller learns the
+   echo the delay could now bring (`EchoPath.settled`: up to 100 ms later per gap, anywhere
+   in the window after a restart). The canceller learns the
    echo path from the signals themselves and keeps it between replies. The echo arrives
    0–400 ms after its reference (the filter's length).
 2. **Judge.** A frame is the user's voice when what is left is speech (WebRTC VAD) and clearly
