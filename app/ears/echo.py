@@ -14,9 +14,9 @@ the speaker writes) and works in three steps on each 20 ms microphone frame duri
    thread was late, as on a busy desktop; PortAudio reports the underflow: `playback_gap`).
    After either, until the delay is measured again, a frame is judged against the loudest
    echo the delay could now bring (`EchoPath.settled`: up to 100 ms later per gap, anywhere
-   in the window after a restart). The canceller learns the
-   echo path from the signals themselves and keeps it between replies. The echo arrives
-   0–400 ms after its reference (the filter's length).
+   in the window after a restart). The canceller learns the echo path from the signals
+   themselves and keeps it between replies. The echo arrives 0–400 ms after its reference
+   (the filter's length).
 2. **Judge.** A frame is the user's voice when what is left is speech (WebRTC VAD) and clearly
    louder than three floors: an absolute one, the microphone's own noise (learned while nothing
    plays), and the echo that could still be left (`residual_db` below the loudest played frame of
@@ -235,7 +235,8 @@ class EchoGuard:
         """The speaker's device ran dry before the block just written (`Speaker.on_gap`), so the
         echo of what follows comes later than the timeline says: by less than its restart gap,
         the reference is still read as if playback had run on, and the echo's delay moved
-        mid-reply. Until the path is measured again, the guard judges as at a reply's start."""
+        mid-reply. Until the path is measured again, a frame must exceed the echo the delay
+        could bring up to `echo_path.LATER_MAX` later (per gap)."""
         self._delay_moved(LATER)
         self.gaps += 1
 
