@@ -220,6 +220,12 @@ class EchoGuard:
         self._user_talking = False  # a barge-in happened; pass the user's audio until ungated
 
     # ----- speaker side ---------------------------------------------------------------------
+    def hear_speaker(self, speaker) -> None:
+        """Take what `speaker` (app.voice.speaker.Speaker) writes and each underflow it reports:
+        the two callbacks the guard needs, set together so neither is forgotten."""
+        speaker.on_output = self.note_output
+        speaker.on_gap = self.playback_gap
+
     def note_output(self, samples: np.ndarray, rate: int, latency_s: float = 0.0) -> None:
         """The speaker is about to write these samples (blocking write: they play next, and are
         heard `latency_s` later: the device's buffer). The gate stays closed until the last

@@ -125,8 +125,7 @@ class Assistant:
             self.speaker = ExternalSpeaker(c.speak_command, c.speak_file, on_event=self._on_speaker)
         else:
             self.speaker = Speaker(c.speaker, on_event=self._on_speaker)
-            self.speaker.on_output = self.echo.note_output
-            self.speaker.on_gap = self.echo.playback_gap
+            self.echo.hear_speaker(self.speaker)
             self.speaker.on_level = self._on_output_level
         if not self.speaker.available:
             self._error(

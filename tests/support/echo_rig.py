@@ -28,8 +28,7 @@ class EchoRig:
         self.guard = EchoGuard(config)
         self.started = threading.Event()
         self.speaker = Speaker(SpeakerConfig(), on_event=self._on_speaker)
-        self.speaker.on_output = self.guard.note_output
-        self.speaker.on_gap = self.guard.playback_gap
+        self.guard.hear_speaker(self.speaker)
         self.segmenter = Segmenter(VadConfig(), on_event=self._on_segment)
         self.mic = Microphone(block_s=0.04, on_block=self._on_block)
         self.barges: list[tuple[int, float]] = []  # (microphone position, monotonic time)
