@@ -108,8 +108,14 @@ def test_talking_over_it_in_a_room_stops_it_and_the_question_is_heard(
 def test_own_voice_through_a_room_never_barges_in(virtual_audio, db) -> None:
     """Speaker looped into the microphone at -20 / -10 dB, faint room noise: two whole replies
     play with no barge-in and nothing reaches the segmenter as an utterance."""
-    noise = speech_noise(virtual_audio)
     rig = EchoRig()
+    play_two_replies(rig, virtual_audio, db)
+    assert rig.barges == [] and rig.utterances == []
+
+
+def play_two_replies(rig: EchoRig, virtual_audio, db: float) -> None:
+    """The story twice, whole, through a room at `db` with faint room noise; closes the rig."""
+    noise = speech_noise(virtual_audio)
     try:
         with room(virtual_audio, db):
             for _ in range(2):
@@ -119,7 +125,6 @@ def test_own_voice_through_a_room_never_barges_in(virtual_audio, db) -> None:
     finally:
         rig.close()
         noise.terminate()
-    assert rig.barges == [] and rig.utterances == []
 
 
 def test_own_voice_with_a_late_playback_thread_never_barges_in(virtual_audio) -> None:
@@ -127,8 +132,7 @@ def test_own_voice_with_a_late_playback_thread_never_barges_in(virtual_audio) ->
     write, standing in for the scheduler), so the real device runs dry and PortAudio reports
     the underflows, in a room at -10 dB: they reach the guard and two whole replies play with
     no barge-in (before the guard knew of underflows, stalls of 35–90 ms barged in on 2 of 12
-    replies; with it, 0 of 24)."""
-    noise = speech_noise(virtual_audio)
+    replies; with it, 0 of 12)."""
     rig = EchoRig()
     rng = np.random.default_rng(0)
     countdown = [int(rng.integers(15, 40))]
@@ -142,15 +146,7 @@ def test_own_voice_with_a_late_playback_thread_never_barges_in(virtual_audio) ->
         note_output(samples, rate, latency_s)
 
     rig.speaker.on_output = late_writer
-    try:
-        with room(virtual_audio, -10.0):
-            for _ in range(2):
-                rig.say(STORY)
-                assert rig.started.wait(30)
-                rig.quiet(60)
-    finally:
-        rig.close()
-        noise.terminate()
+    play_two_replies(rig, virtual_audio, -10.0)
     assert rig.guard.gaps >= 10
     assert rig.barges == [] and rig.utterances == []
 
