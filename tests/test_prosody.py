@@ -86,13 +86,18 @@ def test_a_pause_mid_sentence_holds_the_voice_up(
     assert held >= hold_at > fallen, (held, fallen)
 
 
-def test_a_held_voice_waits_only_when_the_words_are_not_clearly_finished() -> None:
+def test_a_held_voice_waits_unless_the_words_are_a_finished_question() -> None:
     c = TurnEndConfig()
     unsure, finished = 0.06, 0.5  # "Tell me something interesting"; "What is the capital of France"
+    held = c.hold_at + 0.05
     assert end_silence_ms(unsure, c, 400) < 600  # the words alone: a finished sentence, soon over
-    assert end_silence_ms(unsure, c, 400, pitch_end=c.hold_at + 0.05) == c.long_ms
+    assert end_silence_ms(unsure, c, 400, pitch_end=held, words="Tell me something interesting.") == c.long_ms
     assert end_silence_ms(unsure, c, 400, pitch_end=c.hold_at - 0.1) == end_silence_ms(unsure, c, 400)
-    assert end_silence_ms(finished, c, 400, pitch_end=c.hold_at + 0.3) == c.short_ms  # a rising question
+    # the same head read as finished in another conversation (P ~0.4): the voice still holds it
+    assert end_silence_ms(0.4, c, 400, pitch_end=held, words="Tell me something interesting.") == c.long_ms
+    question = "What is the capital of France?"
+    assert end_silence_ms(finished, c, 400, pitch_end=c.hold_at + 0.3, words=question) == c.short_ms  # rising
+    assert end_silence_ms(unsure, c, 400, pitch_end=held, words="What should I cook?") == c.long_ms
     assert end_silence_ms(unsure, TurnEndConfig(hold_at=0), 400, pitch_end=2.0) < 600  # off
     assert end_silence_ms(None, c, 400, pitch_end=2.0) == 400  # a server: the fixed rule
 

@@ -67,7 +67,8 @@ def test_a_finished_sounding_head_with_the_voice_held_up_is_one_turn(
         virtual_audio, llm_model, whisper_model, said, after_s=1.5, max_tokens=8, turn_end=turn_end
     )
     users = [e.data["text"] for e in rec.of("user")]
-    assert len(users) == 3 and "interesting" in users[2].lower() and "ocean" in users[2].lower(), users
+    decided = [(e.data["user"], e.data["end_of_turn"], e.data["pitch_end"]) for e in rec.of("turn")]
+    assert len(users) == 3 and "interesting" in users[2].lower() and "ocean" in users[2].lower(), decided
     assert a.hearing.pitch.reference is not None
 
 

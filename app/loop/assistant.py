@@ -352,7 +352,7 @@ class Assistant:
         """llm thread: a tentative turn's words are evaluated; their end-of-turn probability
         sets the silence that ends this utterance (turn_end.py)."""
         c = self.config
-        ms = end_silence_ms(turn.end_of_turn, c.turn_end, c.vad.end_silence_ms, turn.pitch_end)
+        ms = end_silence_ms(turn.end_of_turn, c.turn_end, c.vad.end_silence_ms, turn.pitch_end, turn.text)
         turn.end_silence_ms = ms
         if not self._listening:  # push-to-talk: the release ends the turn
             self.segmenter.set_end_silence(ms, turn.end_sample)

@@ -9,10 +9,16 @@ became two turns). The words rule uses the model's probability that the words he
     P <= trailing_at  -> long_ms
     between           -> log-linear between the two
 
-and the voice (ears/prosody.py): words that do not sound finished (P < finished_at) whose last
-voiced frames stay `hold_at` times above the pitch where the speaker's statements end (a level,
-continuing contour, not the fall of a finished sentence) wait `long_ms`, as trailing words do. That is
-what tells "What should I cook … for dinner" from "What should I cook?": the same words.
+and the voice (ears/prosody.py): words whose last voiced frames stay `hold_at` times above the
+pitch where the speaker's statements end (a level, continuing contour, not the fall of a finished
+sentence) wait `long_ms`, as trailing words do. That is what tells "What should I cook … for
+dinner" from "What should I cook?": the same words. The one exception is a finished question
+(P >= finished_at, and whisper heard a "?"): questions end high too (espeak's: 1.15–1.45 times
+the floor, as high as a held voice), and a question the words find finished is answered soon.
+The voice outranks the words otherwise because the words' P moves with the conversation: the
+same head ("Tell me something interesting.") reads 0.06–0.14 in one conversation and ~0.4 in
+another, on either side of `finished_at`; a finished statement said with the voice held up
+(uptalk) pays for this with `long_ms` of waiting, never with a turn cut in two.
 
 Until that probability is known (whisper and the prompt take ~0.2–0.5 s after the pause),
 `undecided_ms` applies; without one (a remote brain, a rejected transcript) the fixed rule.
@@ -49,12 +55,15 @@ class TurnEndConfig:
         return self.undecided_ms if self.rule == "words" else fixed_ms
 
 
-def end_silence_ms(p: float | None, c: TurnEndConfig, fixed_ms: int, pitch_end: float | None = None) -> int:
-    """The silence that ends the turn whose words have end-of-turn probability `p` and whose
+def end_silence_ms(
+    p: float | None, c: TurnEndConfig, fixed_ms: int, pitch_end: float | None = None, words: str = ""
+) -> int:
+    """The silence that ends the turn whose `words` have end-of-turn probability `p` and whose
     voice ends at `pitch_end` times the speaker's floor (None: unknown)."""
     if c.rule == "fixed" or p is None:
         return fixed_ms
-    if p < c.finished_at and pitch_end is not None and c.hold_at > 0 and pitch_end >= c.hold_at:
+    held = pitch_end is not None and c.hold_at > 0 and pitch_end >= c.hold_at
+    if held and not (p >= c.finished_at and words.rstrip().endswith("?")):
         return c.long_ms
     lo, hi = math.log10(c.trailing_at), math.log10(c.finished_at)
     x = (math.log10(max(p, 1e-12)) - lo) / (hi - lo)
