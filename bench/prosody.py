@@ -5,8 +5,10 @@ For each espeak-ng voice, `FinalPitch` learns where the voice's statements end f
 PHRASES (questions left out, as the app does), then reads the pitch at the pause of the 12
 PAUSED utterances said `through` (one sentence with a 700 ms break: the voice stays up) and
 `apart` (the head said alone: it ends like a finished sentence), and at the end of held-out
-statements (STT_EXTRA). Reported: each group's range and how many reach
-`TurnEndConfig.hold_at` (held: should be all; apart and statements: should be none). No audio
+statements (STT_EXTRA), and at the end of the questions of both lists (they end high too:
+why a finished question is the one exception to a held voice, loop/turn_end.py). Reported:
+each group's range and how many reach `TurnEndConfig.hold_at` (held: should be all; apart and
+statements: should be none; questions: how many the voice alone would hold). No audio
 devices, no models; ~30 s. The threshold was chosen on en-us; the other voices are held out.
 Run: .venv/bin/python -m bench.prosody
 """
@@ -39,6 +41,7 @@ def main() -> None:
 
     hold_at = TurnEndConfig().hold_at
     statements = [p for p in STT_EXTRA if not p.endswith("?")]
+    questions = [p for p in PHRASES + STT_EXTRA if p.endswith("?")]
     voices = {}
     for voice in VOICES:
         ends = FinalPitch()
@@ -50,11 +53,13 @@ def main() -> None:
         ]
         apart = [ends.ending(until_quiet(speak_16k(h, voice), 0.02)) for h, _ in PAUSED]
         finished = [ends.ending(until_quiet(speak_16k(p, voice), 0.02)) for p in statements]
+        asked = [ends.ending(until_quiet(speak_16k(p, voice), 0.02)) for p in questions]
         voices[voice] = {
             "reference_hz": round(ends.reference or 0.0, 1),
             "through": _group(through, hold_at),
             "apart": _group(apart, hold_at),
             "statements": _group(finished, hold_at),
+            "questions": _group(asked, hold_at),
         }
     emit("prosody", {"hold_at": hold_at, "voices": voices})
 

@@ -49,8 +49,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--pitch-hold",
         type=float,
         default=TurnEndConfig.hold_at,
-        help="hands-free: a voice this many times above where your statements end holds a pause whose "
-        "words do not sound finished (0: the words alone)",
+        help="hands-free: a voice this many times above where your statements end holds a pause, unless "
+        "its words are a finished question (0: the words alone)",
     )
     a("-vms", "--voice-ms", type=int, default=10000, help="longest utterance in ms (hands-free)")
     a("-c", "--capture", default=None, help="input device index or name")
