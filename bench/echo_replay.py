@@ -52,9 +52,9 @@ class EchoRecorder:
         self._prev: np.ndarray | None = None
         mic_block, ungated, judge = guard.mic_block, guard._ungated, guard._judge
 
-        def record_block(block: np.ndarray):
+        def record_block(block: np.ndarray, speech_under_way: bool = False):
             before = len(self.mics)
-            verdict = mic_block(block)
+            verdict = mic_block(block, speech_under_way)
             end = position() - len(guard._pending)
             done = len(self.mics) - before
             self.positions.extend(end - FRAME * (done - 1 - j) for j in range(done))

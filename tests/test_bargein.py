@@ -180,6 +180,36 @@ def test_voice_barge_in_then_the_question_is_answered(
     assert second.data["reply"]
 
 
+def test_a_voice_that_starts_while_the_user_talks_stops_and_the_whole_utterance_is_heard(
+    virtual_audio, llm_model, whisper_model, speech_dir
+) -> None:
+    """The user is talking when the assistant starts to speak (a slow reply, a new sentence
+    begun after the last turn's end): the user keeps the floor. The voice stops at once, and the
+    words said before it started are not dropped with the gate (the segmenter held them; the
+    guard used to reset it, and found the voice again only after up to 1.6 s, so the head of
+    the utterance was lost)."""
+    wav = espeak(
+        "Please tell me a short story about a dragon who lives by a quiet river in the mountains.",
+        speech_dir / "dragon.wav",
+        wpm=140,
+    )
+    rec = Recorder()
+    a = make(llm_model, whisper_model, rec, hands_free=True, max_tokens=8)
+    try:
+        feeding = virtual_audio.play_into_mic(wav)
+        assert wait_until(lambda: a.segmenter.in_speech, 10), "the utterance did not start"
+        time.sleep(0.8)  # "Please tell me a short…" is in the segmenter
+        a.speaker.say("Here is a long announcement that I would like to make right now, if I may.")
+        rec.wait_for("notice", 10, lambda e: e.data["message"] == "barge-in")
+        assert wait_until(lambda: not a.speaker.busy, 3)
+        feeding.wait(30)
+        turn = rec.wait_for("turn", 90)
+    finally:
+        a.shutdown()
+    words = turn.data["user"].lower()
+    assert "tell me" in words and ("river" in words or "mountain" in words), words
+
+
 def test_guard_passes_the_microphone_untouched_when_nothing_plays() -> None:
     guard = EchoGuard()
     block = np.full(640, 0.2, dtype=np.float32)

@@ -38,7 +38,11 @@ the speaker writes) and works in three steps on each 20 ms microphone frame duri
    `window_frames` (a short pause or one quieter frame does not reset it). The cleaned audio
    from just before that run is then passed on (`Verdict.audio`), so the question that
    interrupted the assistant is heard from its first word; so is everything the user says until
-   the gate opens again (`tail_ms` after playback ends).
+   the gate opens again (`tail_ms` after playback ends). A user already talking when playback
+   begins (`mic_block(..., speech_under_way=True)`) keeps the floor: that is a barge-in at
+   once, and their words pass on as after one (the segmenter holds the utterance's start,
+   heard before the gate closed; the guard would only find the voice again after the echo
+   floor settled, up to seconds later, and drop what came before).
 
 Outside playback and its tail the microphone passes unchanged. Without libspeexdsp the guard
 works on levels alone (step 2 on the raw microphone), which needs louder speech over a loud echo.
@@ -260,8 +264,10 @@ class EchoGuard:
         return time.monotonic() < self._playing_until
 
     # ----- microphone side ------------------------------------------------------------------
-    def mic_block(self, block: np.ndarray) -> Verdict:
-        """Judge one microphone block (any length; 20 ms frames inside). See `Verdict`."""
+    def mic_block(self, block: np.ndarray, speech_under_way: bool = False) -> Verdict:
+        """Judge one microphone block (any length; 20 ms frames inside). See `Verdict`.
+        `speech_under_way`: the segmenter is inside an utterance (so it began before the gate
+        closed, or after a barge-in): the user keeps the floor."""
         self._mic_index = self._timeline.heard(len(block))
         if self._moved:
             with self._timeline.lock:
@@ -271,6 +277,11 @@ class EchoGuard:
         if not self.gated:
             self._ungated(block)
             return Verdict(block)
+        floor = speech_under_way and not self._user_talking
+        if floor:  # talking when playback began: theirs is the floor
+            self._user_talking = True
+            self._cleaned.clear()
+            self._recent.clear()
         self._pending = np.concatenate([self._pending, block]) if len(self._pending) else block
         # Frames wait until the speaker has written their reference (it writes in step with the
         # device, so at most a frame or two), or until it is clear nothing more will come.
@@ -279,7 +290,7 @@ class EchoGuard:
         ready_to = max(self._timeline.head + shift, now - RATE // 10)
         n = max(0, min(len(self._pending), ready_to - first)) // FRAME * FRAME
         if n == 0:
-            return self._nothing()
+            return Verdict(np.zeros(0, np.float32), True) if floor else self._nothing()
         data, self._pending = self._pending[:n], self._pending[n:].copy()
         window = int(self.config.echo_window_s * RATE)
         far = self._timeline.read(first - shift - window, first - shift + n)
@@ -287,7 +298,9 @@ class EchoGuard:
         barge = False
         for i in range(0, n, FRAME):
             barge |= self._judge(data[i : i + FRAME], far[i : window + i + FRAME], out)
-        return Verdict(np.concatenate(out), barge) if out else self._nothing()
+        if not out:
+            return Verdict(np.zeros(0, np.float32), True) if floor else self._nothing()
+        return Verdict(np.concatenate(out), barge or floor)
 
     def _judge(self, mic: np.ndarray, far_window: np.ndarray, out: list[np.ndarray]) -> bool:
         """One frame during playback and the decision over the window: True on a barge-in.

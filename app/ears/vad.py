@@ -164,6 +164,11 @@ class Segmenter:
         return self.base_end_ms
 
     @property
+    def in_speech(self) -> bool:
+        """An utterance is under way (speech started and has not ended)."""
+        return self._in_speech
+
+    @property
     def paused_at(self) -> int:
         """Where the speech ended if it has been silent for a `pause` since, else -1: the
         `end_sample` of the pause whose early transcript is still the whole utterance."""

@@ -277,8 +277,9 @@ class Assistant:
             return
         if not self.config.hands_free or self.state == State.LOADING:
             return
-        verdict = self.echo.mic_block(block)
-        if verdict.barge and self.state in (State.THINKING, State.SPEAKING):
+        verdict = self.echo.mic_block(block, self.segmenter.in_speech)
+        playing = self.speaker is not None and self.speaker.busy
+        if verdict.barge and (self.state in (State.THINKING, State.SPEAKING) or playing):
             log.info("barge-in: the user is talking over the assistant")
             self.interrupt()
             self.emit(Event("notice", {"message": "barge-in"}))

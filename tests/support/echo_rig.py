@@ -43,7 +43,7 @@ class EchoRig:
             self.guard.playback_stopped()
 
     def _on_block(self, block: np.ndarray) -> None:
-        verdict = self.guard.mic_block(block)
+        verdict = self.guard.mic_block(block, self.segmenter.in_speech)
         if verdict.barge and self.speaker.busy:
             self.barges.append((self.mic.position, time.monotonic()))
             self.speaker.stop()
