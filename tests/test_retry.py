@@ -81,6 +81,10 @@ def test_retry_through_a_server_resends_the_conversation_without_the_exchange() 
         assert first["messages"] == retried["messages"]  # the exchange was not sent again
         assert (first["seed"], retried["seed"]) == (5, 6)
         assert len(r.history) == 4 and r.turn_count == 2
+        assert r.retract_last_turn() == QUESTION  # a Retry, then a new conversation instead:
+        r.reset()
+        "".join(r.stream("First question"))
+        assert server.bodies[-1]["seed"] == 5  # a new exchange, the configured seed
         r.close()
     finally:
         server.stop()

@@ -42,6 +42,7 @@ from app.brain.ledger import Ledger
 from app.brain.persona import Persona
 from app.brain.records import LlmConfig, Message, TurnStats
 from app.brain.reply_text import ReplyText
+from app.brain.retry_seeds import RetrySeeds
 from app.brain.sampling import Sampler
 from app.brain.user_turn import TurnGate, UserTurn, ask, build_user_turn, end_of_turn_prob, terminal_tokens
 from app.catalog.catalog import check_file
@@ -97,8 +98,7 @@ class Conversation:
         self.dropped_turns = 0  # whole exchanges the shifts removed from the context
         self.turn_count = 0
         self.last_stats: TurnStats | None = None
-        self._retries = 0  # Retries of the newest exchange so far; the next reply's seed variant
-        self._variant = 0
+        self.seeds = RetrySeeds()  # a Retry moves the next reply's seed
         self.system_prompt = self.persona.render()
         self.restart_context()
         self.prime()
@@ -307,10 +307,7 @@ class Conversation:
         reply = ReplyText(self.format.stop_strings)
         pending: int | None = None
         reason, tail, withdrawn = "max_tokens", "", False
-        self._sampler.start_turn(self.own_replies(), self._variant)
-        if not self._variant:
-            self._retries = 0
-        self._variant = 0
+        self._sampler.start_turn(self.own_replies(), self.seeds.next_variant())
         self.ledger.mark_reply()
         try:
             for _ in range(self.config.max_tokens):
@@ -421,8 +418,7 @@ class Conversation:
         user = self.history.pop()
         self.turn_count -= 1
         if reseed:
-            self._retries += 1
-            self._variant = self._retries
+            self.seeds.retried()
         self.prime()
         return user.text
 
@@ -483,7 +479,8 @@ class Conversation:
         self.ledger.clear_turns()
         self._primed = []
         self.history.clear()
-        self.turn_count = self._retries = self._variant = 0
+        self.turn_count = 0
+        self.seeds.reset()
         self.shifts = self.discarded = self.dropped_turns = 0
         self.prime()
 

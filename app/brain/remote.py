@@ -46,6 +46,7 @@ import openai
 from app.brain.ledger import Ledger
 from app.brain.persona import Persona
 from app.brain.records import LoadResult, Message, RemoteConfig, TurnStats
+from app.brain.retry_seeds import RetrySeeds
 from app.brain.server_replies import BrainError, StreamReader, cached_tokens, context_size_in, explain
 from app.brain.session_files import REMOTE
 from app.brain.user_turn import TurnGate, ask
@@ -95,7 +96,7 @@ class RemoteConversation:
         self.last_stats: TurnStats | None = None
         self.turn_count = self.shifts = self.discarded = self.dropped_turns = 0
         self.n_past = self.system_tokens
-        self._retries = self._variant = 0  # Retries of the newest exchange; > 0: the next seed moves
+        self.seeds = RetrySeeds()  # a Retry moves the next request's seed
         log.info("remote brain: %s at %s, context %d (%s)", self.model, self.url, self.n_ctx, self.ctx_source)
 
     # ----- the server -------------------------------------------------------------------------
@@ -200,9 +201,7 @@ class RemoteConversation:
 
     def _seed(self) -> int | None:
         """The request's seed: the configured one, moved for a Retry (read once per request)."""
-        variant, self._variant = self._variant, 0
-        if not variant:
-            self._retries = 0
+        variant = self.seeds.next_variant()
         seed = self.config.seed
         return seed if seed is None or not variant else seed + variant
 
@@ -293,8 +292,7 @@ class RemoteConversation:
         self.n_past -= gone.tokens
         self.turn_count -= 1
         if reseed:
-            self._retries += 1
-            self._variant = self._retries
+            self.seeds.retried()
         return gone.user
 
     def context_stats(self) -> dict[str, Any]:
@@ -318,6 +316,7 @@ class RemoteConversation:
         self.system_prompt = self.persona.render()
         self.turn_count = self.shifts = self.discarded = self.dropped_turns = 0
         self.n_past = self.system_tokens
+        self.seeds.reset()
 
     def close(self) -> None:
         self.client.close()
