@@ -277,11 +277,10 @@ class EchoGuard:
         if not self.gated:
             self._ungated(block)
             return Verdict(block)
+        # Talking when playback began: theirs is the floor (the pre-roll is empty: the gate
+        # was open, or the segmenter was reset, until now).
         floor = speech_under_way and not self._user_talking
-        if floor:  # talking when playback began: theirs is the floor
-            self._user_talking = True
-            self._cleaned.clear()
-            self._recent.clear()
+        self._user_talking |= floor
         self._pending = np.concatenate([self._pending, block]) if len(self._pending) else block
         # Frames wait until the speaker has written their reference (it writes in step with the
         # device, so at most a frame or two), or until it is clear nothing more will come.
@@ -290,17 +289,15 @@ class EchoGuard:
         ready_to = max(self._timeline.head + shift, now - RATE // 10)
         n = max(0, min(len(self._pending), ready_to - first)) // FRAME * FRAME
         if n == 0:
-            return Verdict(np.zeros(0, np.float32), True) if floor else self._nothing()
+            return self._nothing(floor)
         data, self._pending = self._pending[:n], self._pending[n:].copy()
         window = int(self.config.echo_window_s * RATE)
         far = self._timeline.read(first - shift - window, first - shift + n)
         out: list[np.ndarray] = []
-        barge = False
+        barge = floor
         for i in range(0, n, FRAME):
             barge |= self._judge(data[i : i + FRAME], far[i : window + i + FRAME], out)
-        if not out:
-            return Verdict(np.zeros(0, np.float32), True) if floor else self._nothing()
-        return Verdict(np.concatenate(out), barge or floor)
+        return Verdict(np.concatenate(out), barge) if out else self._nothing(barge)
 
     def _judge(self, mic: np.ndarray, far_window: np.ndarray, out: list[np.ndarray]) -> bool:
         """One frame during playback and the decision over the window: True on a barge-in.
@@ -320,9 +317,9 @@ class EchoGuard:
         self._recent.clear()
         return True
 
-    def _nothing(self) -> Verdict:
+    def _nothing(self, barge: bool = False) -> Verdict:
         """No audio this time: echo to drop, unless the user is talking (then: more to come)."""
-        return Verdict(np.zeros(0, np.float32)) if self._user_talking else Verdict(None)
+        return Verdict(np.zeros(0, np.float32), barge) if self._user_talking else Verdict(None)
 
     def _ungated(self, block: np.ndarray) -> None:
         """No playback: the microphone passes; learn its noise floor; forget the last run."""

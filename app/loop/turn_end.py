@@ -17,7 +17,7 @@ dinner" from "What should I cook?": the same words. The one exception is a finis
 the floor across six voices, 49 of 54 at or above `hold_at`; bench/prosody.py), and a question
 the words find finished is answered soon. The voice outranks the words otherwise because the
 words' P moves with the conversation: the same head ("Tell me something interesting.") reads
-0.06–0.14 in one conversation and ~0.4 in another, on either side of `finished_at`; a finished
+0.03–0.14 in one conversation and ~0.4 in another, on either side of `finished_at`; a finished
 statement said with the voice held up (uptalk) pays for this with `long_ms` of waiting rather
 than with a turn cut in two.
 
