@@ -3,7 +3,7 @@
 The same typed turns (default model, greedy, 64 tokens per reply) run quiet and with one core
 kept busy by another program (`sh -c 'while :; do :; done'`, started and stopped here), for each
 setting, interleaved so the machine's own drift hits all of them alike:
-- `auto`: what the app does by default (app.cpu: the cores other programs leave free, per turn);
+- `auto`: what the app does by default (app.system.cpu: the cores other programs leave free, per turn);
 - `fixed-1`, `fixed-2`: `-t 1`, `-t 2`.
 Reported per condition and setting: generation tokens/s (median over turns) and prompt time.
 Targets (issue #13): under load, auto >= 0.9x the best fixed setting; quiet, auto >= 0.97x

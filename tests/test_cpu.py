@@ -1,11 +1,11 @@
-"""The thread count follows the cores other programs leave free (app/cpu.py)."""
+"""The thread count follows the cores other programs leave free (app/system/cpu.py)."""
 
 from __future__ import annotations
 
 import subprocess
 import time
 
-from app.cpu import FreeCores, threads_for
+from app.system.cpu import FreeCores, threads_for
 
 
 def test_another_busy_program_is_counted_and_an_explicit_count_wins() -> None:

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from app import frozen
 from app.catalog import catalog
+from app.system import frozen
 from tests.test_gui import close_window, open_window, shot
 
 MODELS = Path(__file__).resolve().parents[1] / "models"

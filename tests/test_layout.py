@@ -1,7 +1,7 @@
 """The package layout draws the data flow; this test keeps it honest, from the imports.
 
 Layers, top to bottom: front ends (gui, cli) -> loop -> stages (ears, brain, voice) -> catalog ->
-foundation modules (app.sound_devices, app.paths, app.logs). A module may import its own package
+the host (app.system: CPUs, folders, logs, the sound server). A module may import its own package
 or a lower layer; the three stages never import each other; only the front ends import Qt; no
 import cycles (imports inside functions count too: a lazy cycle is still a cycle to untangle).
 """
@@ -13,9 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "app"
 FRONT_ENDS = {"gui", "cli"}
-FOUNDATION = {"sound_devices", "pulse_watch", "paths", "logs", "cpu", "frozen"}
-LAYER = {"gui": 4, "cli": 4, "loop": 3, "ears": 2, "brain": 2, "voice": 2, "catalog": 1}
-LAYER |= dict.fromkeys(FOUNDATION, 0)
+LAYER = {"gui": 4, "cli": 4, "loop": 3, "ears": 2, "brain": 2, "voice": 2, "catalog": 1, "system": 0}
 QT = ("PySide6", "shiboken6")
 
 
@@ -71,7 +69,7 @@ def test_dependencies_point_down():
             dst = _package(target)
             if dst is None or dst == src or dst not in LAYER:
                 continue
-            sideways_ok = src in FRONT_ENDS or src in FOUNDATION
+            sideways_ok = src in FRONT_ENDS
             if LAYER[dst] > LAYER[src] or (LAYER[dst] == LAYER[src] and not sideways_ok):
                 wrong.append(f"{module} -> {target}")
     assert not wrong, "imports that point up or sideways:\n" + "\n".join(sorted(wrong))
@@ -126,3 +124,10 @@ def test_the_checks_see_imports():
     assert "app.brain.brain" in GRAPH["app.loop.assistant"]
     assert any(t.startswith("PySide6") for t in GRAPH["app.gui.main_window"])
     assert "app.cli.chat_voice" in GRAPH["app.cli.chat"]  # an import inside a function
+    assert "app.system.paths" in GRAPH["app.system.logs"]  # inside a package, the same layer
+
+
+def test_no_module_sits_loose_in_app():
+    """Every module lives in the package of its layer (the top holds only the entry points)."""
+    loose = {p.name for p in ROOT.glob("*.py")} - {"__init__.py", "__main__.py"}
+    assert not loose, f"modules outside a package: {sorted(loose)}"

@@ -152,7 +152,7 @@ def test_end_of_speech_confirms_the_tentative_turn(llm_model, whisper_model, hal
     finally:
         a.shutdown()
     assert a.tentative.counts == {"confirmed": 1, "withdrawn": 0}
-    assert a._early.reused == 1  # whisper ran once
+    assert a.hearing.early.reused == 1  # whisper ran once
     assert len(rec.of("user")) == 1 and turn.data["reply"]
     assert turn.data["t_transcript_ms"] <= turn.data["t_confirmed_ms"] <= turn.data["t_first_audio_ms"]
     assert_consistent(a.conversation)

@@ -146,7 +146,7 @@ def test_push_to_talk_transcribes_at_a_pause_while_held(
             time.sleep(0.01)
         a.release()
         first = rec.wait_for("turn", 90)
-        assert a._early.reused == 1 and a.tentative.counts["confirmed"] == 1
+        assert a.hearing.early.reused == 1 and a.tentative.counts["confirmed"] == 1
         assert "france" in first.data["user"].lower()
 
         a.press()

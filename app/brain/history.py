@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 
 from app.brain.records import Message
-from app.paths import write_private
+from app.system.paths import write_private
 
 
 def speaker_name(role: str, name: str, person: str, bot: str) -> str:

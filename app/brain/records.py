@@ -20,7 +20,7 @@ class LlmConfig:
 
     model_path: Path
     n_ctx: int = 2048
-    n_threads: int | None = None  # None: the cores other programs leave free (app.cpu), per turn
+    n_threads: int | None = None  # None: the cores other programs leave free (app.system.cpu), per turn
     n_gpu_layers: int = 0
     sampling: SamplingConfig = field(default_factory=SamplingConfig)
     max_tokens: int = 256

@@ -50,7 +50,7 @@ from app.brain.retry_seeds import RetrySeeds
 from app.brain.server_replies import BrainError, StreamReader, cached_tokens, context_size_in, explain
 from app.brain.session_files import REMOTE
 from app.brain.user_turn import TurnGate, ask
-from app.paths import private_dir, write_private
+from app.system.paths import private_dir, write_private
 
 log = logging.getLogger(__name__)
 DEFAULT_N_CTX = 4096  # when the server cannot say and none is configured

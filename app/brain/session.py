@@ -28,7 +28,7 @@ from app.brain.ledger import Ledger
 from app.brain.records import LoadResult, Message
 from app.brain.session_files import META, STATE
 from app.catalog.catalog import sha256_of
-from app.paths import private_dir, write_private
+from app.system.paths import private_dir, write_private
 
 log = logging.getLogger(__name__)
 VERSION = 2  # 2: the ledger records where each reply starts

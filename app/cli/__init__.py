@@ -11,8 +11,9 @@ import os
 import sys
 from collections.abc import Sequence
 
-from app import __version__, frozen, logs
+from app import __version__
 from app.cli import chat, doctor, models_cmd, say, self_test, transcribe
+from app.system import frozen, logs
 
 SUBCOMMANDS = [chat, transcribe, say, models_cmd, doctor, self_test]
 # Commands that run llama.cpp or whisper.cpp (None: the window). The others (models, doctor,

@@ -13,10 +13,10 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from app import frozen, logs
 from app.catalog import catalog
 from app.ears import speex_aec
-from app.pulse_watch import sound_server
+from app.system import frozen, logs
+from app.system.pulse_watch import sound_server
 
 log = logging.getLogger(__name__)
 CPU_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx_vnni", "amx_tile")

@@ -6,9 +6,9 @@ import argparse
 import logging
 from pathlib import Path
 
-from app import logs
 from app.catalog import catalog
 from app.catalog.catalog import ModelEntry
+from app.system import logs
 
 log = logging.getLogger(__name__)
 

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from app import frozen, logs
 from app.catalog import catalog
+from app.system import frozen, logs
 
 log = logging.getLogger(__name__)
 RATE = 16000
@@ -207,7 +207,7 @@ def check_espeak(_: Path) -> str:
 
 def check_children(_: Path) -> str:
     """A child process (the `-s` speak command, a browser) sees the user's library path, not the
-    bundle's (app.frozen.prepare)."""
+    bundle's (app.system.frozen.prepare)."""
     import subprocess
 
     seen = subprocess.run(
@@ -219,7 +219,7 @@ def check_children(_: Path) -> str:
 
 
 def check_libpulse(_: Path) -> str:
-    from app.pulse_watch import sound_server
+    from app.system.pulse_watch import sound_server
 
     server = sound_server()
     return f"sound server {server}" if server else "loaded; no PulseAudio/PipeWire server running"

@@ -6,5 +6,5 @@ guard's barge-in verdicts, and `Transcript`s from whisper.cpp (an early one at a
 one at the end of speech); "nothing heard" is a rejected transcript, never a turn.
 Threads: PortAudio's callback thread delivers blocks (keep handlers short); whisper runs on the
 thread the loop gives it (one at a time: pywhispercpp is not re-entrant). Imports only the catalog
-and `app.sound_devices`.
+and `app.system.sound_devices`.
 """

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 import soxr
 
-from app.sound_devices import close_stream
+from app.system.sound_devices import close_stream
 
 log = logging.getLogger(__name__)
 RATE = 16000

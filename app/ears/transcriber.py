@@ -29,9 +29,9 @@ from pathlib import Path
 import numpy as np
 
 from app.catalog.catalog import check_file
-from app.cpu import FreeCores, threads_for
+from app.system.cpu import FreeCores, threads_for
 from app.ears.vad import SpeechStats, VadConfig, speech_frames, squeeze_pauses, stats_from
-from app.logs import NATIVE_LOAD
+from app.system.logs import NATIVE_LOAD
 
 log = logging.getLogger(__name__)
 RATE = 16000
@@ -65,7 +65,7 @@ STOCK_HALLUCINATIONS = frozenset(
 @dataclass
 class SttConfig:
     model_path: Path
-    n_threads: int | None = None  # None: the cores other programs leave free (app.cpu), per clip
+    n_threads: int | None = None  # None: the cores other programs leave free (app.system.cpu), per clip
     language: str = "en"  # "auto" for multilingual models; .en models always use English
     initial_prompt: str = ""
     max_tokens: int = 0  # 0 = automatic (scaled to the clip); talk-llama's -mt
@@ -174,7 +174,7 @@ class Transcriber:
                 print_progress=False,
                 print_realtime=False,
                 print_timestamps=False,
-                redirect_whispercpp_logs_to=False,  # fd 2 is the app's log pipe (app.logs)
+                redirect_whispercpp_logs_to=False,  # fd 2 is the app's log pipe (app.system.logs)
             )
 
     def _language(self) -> str:

@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QApplication, QWidget
 from app.gui.display import choose_platform
 from app.gui.main_window import MainWindow
 from app.gui.tray import app_icon
-from app.logs import since_start_ms
 from app.loop.settings import AppSettings
+from app.system.logs import since_start_ms
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from app.gui.chat_feed import ChatFeed
 from app.gui.sidebar import Sidebar
 from app.loop.conversation_store import ConversationStore
 from app.loop.settings import LEGACY_SESSION, AppSettings, conversations_dir
-from app.paths import data_dir
+from app.system.paths import data_dir
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ from app.catalog.catalog import FETCH_HINT
 from app.gui.banners import BannerArea
 from app.gui.model_setup import ModelSetup, missing_default
 from app.gui.widgets import ContextGauge
-from app.logs import since_start_ms
 from app.loop.settings import AppSettings
+from app.system.logs import since_start_ms
 
 log = logging.getLogger(__name__)
 PARTS = ("llm", "whisper")  # what loads before the assistant is ready

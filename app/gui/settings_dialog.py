@@ -13,9 +13,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
-    QFileDialog,
     QFormLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
@@ -30,23 +28,10 @@ from app.brain.persona import default_prompt
 from app.brain.sampling import SamplingConfig
 from app.catalog import catalog
 from app.gui import theme
+from app.gui.choosers import chosen_path, device_chooser, model_chooser
 from app.gui.server_chooser import ServerChooser
 from app.gui.tray import TrayIcon
 from app.loop.settings import AppSettings, sampling_config
-
-
-def _devices(kind: str) -> list[tuple[str, str]]:
-    """(label, value) pairs for a device combo; value "" is the system default."""
-    out = [("System default", "")]
-    try:
-        import sounddevice as sd
-
-        for i, d in enumerate(sd.query_devices()):
-            if d[f"max_{kind}_channels"] > 0:
-                out.append((f"{d['name']} (#{i})", str(i)))
-    except Exception:  # no PortAudio: only the default entry
-        pass
-    return out
 
 
 class SettingsDialog(QDialog):
@@ -84,7 +69,7 @@ class SettingsDialog(QDialog):
     def accept(self) -> None:
         """OK: the chosen model files must be usable, else say what is wrong and stay open."""
         for combo, kind in ((self.llm, "llm"), (self.whisper, "whisper")):
-            path = _chosen(combo)
+            path = chosen_path(combo)
             if not path:  # the built-in default: when missing, the window says how to fetch it
                 continue
             try:
@@ -98,58 +83,12 @@ class SettingsDialog(QDialog):
         self.problem.hide()
         super().accept()
 
-    def _file_row(self, value: str, kind: str, pattern: str) -> tuple[QWidget, QComboBox]:
-        """A model chooser: the built-in default and the catalog's models that are present (named,
-        with their size), a typed path or Browse…; missing models are listed only as a hint."""
-        combo = QComboBox()
-        combo.setAccessibleName("Language model file" if kind == "llm" else "Speech model file")
-        combo.setEditable(True)
-        combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-        default = catalog.default_entry(kind)
-        default_path = catalog.models_dir() / default.file
-        combo.addItem(f"Built-in: {default.name} ({_size(default_path)})", "")
-        missing = []
-        for e in catalog.load_catalog():
-            path = catalog.models_dir() / e.file
-            if e.kind != kind or e.default:
-                continue
-            if path.exists():
-                combo.addItem(f"{e.name} ({_size(path)})", str(path))
-            else:
-                missing.append(e.name)
-        if value:
-            idx = combo.findData(value)
-            if idx < 0:
-                combo.addItem(f"{Path(value).name} ({_size(Path(value))})", value)
-                idx = combo.count() - 1
-            combo.setCurrentIndex(idx)
-        if missing:
-            combo.setToolTip(
-                "Not downloaded yet: " + ", ".join(missing) + ". Get one with "
-                "`talk-llama models fetch NAME` (needs the internet), then choose it here."
-            )
-        browse = QPushButton("Browse…")
-
-        def pick() -> None:
-            path, _ = QFileDialog.getOpenFileName(self, "Choose a model", str(catalog.models_dir()), pattern)
-            if path:
-                combo.addItem(f"{Path(path).name} ({_size(Path(path))})", path)
-                combo.setCurrentIndex(combo.count() - 1)
-
-        browse.clicked.connect(pick)
-        row = QWidget()
-        h = QHBoxLayout(row)
-        h.setContentsMargins(0, 0, 0, 0)
-        h.addWidget(combo, 1)
-        h.addWidget(browse)
-        return row, combo
-
     def _models_tab(self) -> QWidget:
         w = QWidget()
         f = QFormLayout(w)
-        row, self.llm = self._file_row(self.s.llm_model, "llm", "GGUF models (*.gguf)")
+        row, self.llm = model_chooser(self, self.s.llm_model, "llm", "GGUF models (*.gguf)")
         f.addRow("Language model", row)
-        row, self.whisper = self._file_row(self.s.whisper_model, "whisper", "Whisper ggml (*.bin)")
+        row, self.whisper = model_chooser(self, self.s.whisper_model, "whisper", "Whisper ggml (*.bin)")
         f.addRow("Speech model", row)
         more = QLabel(
             "More models: run <code>talk-llama models list</code> and <code>models fetch NAME</code>."
@@ -176,8 +115,8 @@ class SettingsDialog(QDialog):
     def _audio_tab(self) -> QWidget:
         w = QWidget()
         f = QFormLayout(w)
-        self.input_dev = self._device_combo("input", self.s.input_device)
-        self.output_dev = self._device_combo("output", self.s.output_device)
+        self.input_dev = device_chooser("input", self.s.input_device)
+        self.output_dev = device_chooser("output", self.s.output_device)
         f.addRow("Microphone", self.input_dev)
         f.addRow("Speaker", self.output_dev)
         self.hands_free = QCheckBox("Hands-free (voice activity detection)")
@@ -209,14 +148,6 @@ class SettingsDialog(QDialog):
         self.global_ptt.setChecked(self.s.global_ptt)
         f.addRow("", self.global_ptt)
         return w
-
-    def _device_combo(self, kind: str, value: str) -> QComboBox:
-        c = QComboBox()
-        for label, v in _devices(kind):
-            c.addItem(label, v)
-        idx = c.findData(value)
-        c.setCurrentIndex(max(idx, 0))
-        return c
 
     def _persona_tab(self) -> QWidget:
         w = QWidget()
@@ -356,10 +287,10 @@ class SettingsDialog(QDialog):
     def result_settings(self) -> AppSettings:
         return dataclasses.replace(
             self.s,
-            llm_model=_chosen(self.llm),
+            llm_model=chosen_path(self.llm),
             llm_url=self.server.url.text().strip(),
             llm_remote_model=self.server.model.text().strip(),
-            whisper_model=_chosen(self.whisper),
+            whisper_model=chosen_path(self.whisper),
             n_ctx=self.n_ctx.value(),
             threads=self.threads.value(),
             language=self.language.text().strip() or "en",
@@ -382,21 +313,6 @@ class SettingsDialog(QDialog):
             theme=self.theme.currentData(),
             close_to_tray=self.close_to_tray.isChecked(),
         )
-
-
-def _chosen(combo: QComboBox) -> str:
-    """The model path of a chooser: the selected entry's, or a path typed into it ("" = default)."""
-    typed = combo.currentText().strip()
-    if typed and typed != combo.itemText(combo.currentIndex()):
-        return str(Path(typed).expanduser())
-    return combo.currentData() or ""
-
-
-def _size(path: Path) -> str:
-    try:
-        return f"{path.stat().st_size / 1e6:.0f} MB"
-    except OSError:
-        return "missing"
 
 
 def _speaks(languages: tuple[str, ...], code: str) -> bool:

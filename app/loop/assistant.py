@@ -14,14 +14,10 @@ Barge-in: `press()` (or, hands-free, sustained user speech over the echo) stops 
 flag (generation stops within one token). The conversation then keeps what the listener heard
 of the reply, closed with the end-of-turn tokens (`Responder.settle_heard`).
 
-Whisper starts at a short pause (hands-free, or while the talk key is held; hearing.py); when the
-utterance ends there, that result is the transcript, so the end-of-speech wait hides whisper's
-time. Its text also starts a tentative turn at once (tentative_turns.py, turn_gate.py): the llm
-thread evaluates the prompt and prepares the first spoken words, held; the end of speech (or the
-key's release) confirms it, more speech (or barge-in, shutdown) withdraws it and the conversation
-takes it back. Nothing of a tentative turn is shown or heard before it is confirmed. Hands-free,
-the end of speech comes after a silence the words set (turn_end.py); speech soon after it means
-the user had not finished: that turn is taken back and heads the next one (continuation.py).
+Early transcription, tentative turns and continuation (hearing.py, tentative_turns.py,
+continuation.py): whisper starts at a short pause and its text starts a turn at once, held until
+the end of speech confirms it; speech soon after a turn ended takes that turn back. Hands-free,
+the silence that ends a turn is set by the words (turn_end.py). docs/architecture.md tells why.
 
 Events go to `on_event(Event)` from the worker threads; adapters (terminal, Qt) marshal them.
 Each turn ends with a `turn` event carrying its latency stamps (ms after the end of speech).
@@ -41,10 +37,8 @@ import numpy as np
 
 from app.brain.brain import Brain
 from app.ears import vad
-from app.ears.early_transcription import EarlyTranscription
 from app.ears.echo import EchoGuard
 from app.ears.microphone import Level, Microphone
-from app.ears.transcriber import Transcriber
 from app.ears.vad import RATE, Segmenter, SegmentEvent
 from app.loop.assistant_config import AssistantConfig
 from app.loop.continuation import Continuation
@@ -57,6 +51,7 @@ from app.loop.responder import Responder
 from app.loop.tentative_turns import TentativeTurns
 from app.loop.turn import Turn
 from app.loop.turn_end import end_silence_ms
+from app.voice.output import open_speaker
 from app.voice.speaker import Speaker, SpeakerEvent
 
 log = logging.getLogger(__name__)
@@ -119,12 +114,8 @@ class Assistant:
 
     def _start_speaker(self) -> None:
         c = self.config
-        if c.speak_command:
-            from app.voice.external_speaker import ExternalSpeaker
-
-            self.speaker = ExternalSpeaker(c.speak_command, c.speak_file, on_event=self._on_speaker)
-        else:
-            self.speaker = Speaker(c.speaker, on_event=self._on_speaker)
+        self.speaker = open_speaker(c.speaker, c.speak_command, c.speak_file, self._on_speaker)
+        if isinstance(self.speaker, Speaker):
             self.echo.hear_speaker(self.speaker)
             self.speaker.on_level = self._on_output_level
         if not self.speaker.available:
@@ -188,14 +179,11 @@ class Assistant:
         remembered as far as it was heard (queued on the llm thread, before any next turn)."""
         self.tentative.withdraw()
         r = self.responder
-        speaking = self.speaker is not None and self.speaker.busy
-        if speaking:
-            self.speaker.stop()  # first: its sentence_cut says what the listener heard
-            self.echo.playback_stopped()
-            if not self._answering() and not self._listening:
-                # The reply was written and only its voice was left: a stopped voice sends no
-                # queue_empty, so nothing else would say that the assistant is idle again.
-                self._set_state(State.IDLE)
+        speaking = self._silence()  # first: the speaker's sentence_cut says what was heard
+        if speaking and not self._answering() and not self._listening:
+            # The reply was written and only its voice was left: a stopped voice sends no
+            # queue_empty, so nothing else would say that the assistant is idle again.
+            self._set_state(State.IDLE)
         for turn in (r.current, r.speaking) if r else ():
             if turn is not None:
                 self.tentative.withdraw_turn(turn)
@@ -218,11 +206,16 @@ class Assistant:
         for turn in (r.current, r.speaking) if r else ():
             if turn is not None:
                 turn.voice_off = True
+        speaking = self._silence()
+        return speaking or (r is not None and r.current is not None)
+
+    def _silence(self) -> bool:
+        """Stop the voice if it is speaking (the echo guard is told); True if it was."""
         speaking = self.speaker is not None and self.speaker.busy
         if speaking:
             self.speaker.stop()
             self.echo.playback_stopped()
-        return speaking or (r is not None and r.current is not None)
+        return speaking
 
     def new_conversation(self) -> None:
         """Forget this conversation (its session is overwritten) and start afresh."""
@@ -373,19 +366,6 @@ class Assistant:
     @property
     def responder(self) -> Responder | None:
         return self.llm.responder
-
-    @property
-    def transcriber(self) -> Transcriber | None:
-        return self.hearing.transcriber
-
-    @property
-    def last_utterance(self) -> np.ndarray:
-        """The last audio sent to whisper (diagnostics)."""
-        return self.hearing.last_utterance
-
-    @property
-    def _early(self) -> EarlyTranscription | None:
-        return self.hearing.early
 
     def emit(self, event: Event) -> None:
         """Deliver an event; a failing handler (e.g. a window being destroyed) never takes a

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.brain import session_files
-from app.paths import private_dir, write_private
+from app.system.paths import private_dir, write_private
 
 log = logging.getLogger(__name__)
 ABOUT = "about.json"

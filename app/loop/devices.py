@@ -1,6 +1,6 @@
 """What the assistant does when the microphone or the speaker goes away mid-use, and comes back.
 
-The sound server reports it (`app.pulse_watch`); this module decides what it means for a
+The sound server reports it (`app.system.pulse_watch`); this module decides what it means for a
 conversation and says it in words, as `device` events {direction, change, message}:
 - microphone lost, our recording moved to a monitor (no other microphone): the Microphone is
   silenced (it delivers silence, so an utterance in progress ends as a turn with the words
@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from app.ears.microphone import Microphone
 from app.loop.events import Event
-from app.pulse_watch import DeviceChange, PulseWatch
+from app.system.pulse_watch import DeviceChange, PulseWatch
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from app.brain.persona import default_prompt
 from app.brain.sampling import SamplingConfig
-from app.paths import config_dir, data_dir, private_dir, write_private
+from app.system.paths import config_dir, data_dir, private_dir, write_private
 
 log = logging.getLogger(__name__)
 

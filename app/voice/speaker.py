@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from app.sound_devices import close_stream
+from app.system.sound_devices import close_stream
 from app.voice.synthesizer import Speech, Synthesizer, TtsUnavailable
 
 log = logging.getLogger(__name__)

@@ -29,7 +29,7 @@ import threading
 import time
 from pathlib import Path
 
-from app.paths import state_dir
+from app.system.paths import state_dir
 
 log = logging.getLogger(__name__)
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"

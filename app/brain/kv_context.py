@@ -1,0 +1,235 @@
+"""KvContext: one llama context kept for the app's life, shifted on whole turns.
+
+Each turn appends only its own tokens at the end of the cache; a `Ledger` records which
+positions belong to the system prompt (n_keep) and to each turn. When the next evaluation would
+not fit in n_ctx, the oldest whole turns after the system prompt are discarded with
+`llama_memory_seq_rm` and the rest moved down with `llama_memory_seq_add` (see `ledger.py` for
+the policy), and llama-cpp-python's own bookkeeping (`input_ids`, `n_tokens`) is moved with them.
+Models whose memory cannot shift (recurrent/hybrid) re-evaluate the kept prompt plus the
+surviving turns.
+
+Priming: when idle (after each turn, reset or session load) the fixed opening of the next user
+turn (`<|im_start|>user\n`) is evaluated ahead of time and counted as the start of an open turn,
+so a turn's prompt evaluates only its own text (~19 of ~108 ms saved for a 16-token turn).
+`unprime()` takes it back out (sessions are saved without it).
+
+This is the cache's bookkeeping only; `Conversation` (conversation.py) builds turns and replies
+on it. Threading: owned by ONE thread (llama contexts are not thread-safe); every method blocks
+on llama.cpp.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import llama_cpp
+
+from app.brain.chat_format import ChatFormat, JinjaChatFormat, Part, PlainChatFormat, TemplateError
+from app.brain.ledger import Ledger
+from app.brain.persona import Persona
+from app.brain.records import LlmConfig
+from app.catalog.catalog import check_file
+from app.system.cpu import FreeCores, threads_for
+from app.system.logs import NATIVE_LOAD
+
+log = logging.getLogger(__name__)
+
+
+class KvContext:
+    """The persistent context and its ledger. See the module docstring for the contracts."""
+
+    def __init__(
+        self, config: LlmConfig, persona: Persona | None = None, llama: llama_cpp.Llama | None = None
+    ):
+        self.config = config
+        self.persona = persona or Persona()
+        self._free = FreeCores()
+        self.threads = config.n_threads or self._free.cores  # in use now (see `_pick_threads`)
+        if llama is None:
+            check_file(Path(config.model_path), "llm")
+            with NATIVE_LOAD:  # verbose=False silences fd 2 while it loads (app.system.logs)
+                llama = llama_cpp.Llama(
+                    model_path=str(config.model_path),
+                    n_ctx=config.n_ctx,
+                    n_batch=min(config.n_batch, config.n_ctx),
+                    n_threads=self.threads,
+                    n_threads_batch=self.threads,
+                    n_gpu_layers=config.n_gpu_layers,
+                    seed=config.sampling.seed,
+                    flash_attn=config.flash_attn,
+                    verbose=False,
+                )
+        self.llama = llama
+        # llama.cpp may pad its context (e.g. 384 -> 512); llama-cpp-python's token array keeps
+        # the requested size. The smaller one is the real limit.
+        self.n_ctx = min(llama.n_ctx(), len(llama.input_ids))
+        self._vocab = llama_cpp.llama_model_get_vocab(llama.model)
+        self._mem = llama_cpp.llama_get_memory(llama.ctx)
+        self.can_shift = bool(llama_cpp.llama_memory_can_shift(self._mem))
+        self.format = self._make_format()
+        self._close_tokens = self._tokenize(self.format.reply_close())
+        self._user_head = self._tokenize(self.format.user_head())
+        self._primed: list[int] = []  # the user head, when evaluated ahead of the next turn
+        self.ledger = Ledger()
+        self.shifts = 0
+        self.discarded = 0
+        self.dropped_turns = 0  # whole exchanges the shifts removed from the context
+        self.system_prompt = self.persona.render()
+
+    # ----- set-up -------------------------------------------------------------------------
+    def _make_format(self) -> ChatFormat:
+        template = self.llama.metadata.get("tokenizer.chat_template")
+        if template:
+            try:
+                return JinjaChatFormat(
+                    template,
+                    self._token_text(self.llama.token_bos()),
+                    self._token_text(self.llama.token_eos()),
+                )
+            except TemplateError as exc:
+                log.warning("model chat template unusable (%s); using the plain transcript format", exc)
+        return PlainChatFormat(self.persona.person, self.persona.bot)
+
+    def _token_text(self, token: int) -> str:
+        if token < 0:
+            return ""
+        return self.llama.detokenize([token], special=True).decode("utf-8", errors="replace")
+
+    def _tokenize(self, parts: list[Part]) -> list[int]:
+        out: list[int] = []
+        for p in parts:
+            out += self.llama.tokenize(p.text.encode("utf-8"), add_bos=False, special=p.special)
+        return out
+
+    def restart_context(self) -> None:
+        """Clear the cache and evaluate the system prompt alone (history is kept as text)."""
+        tokens = self._tokenize(self.format.system(self.system_prompt))
+        bos = self.llama.token_bos()
+        if llama_cpp.llama_vocab_get_add_bos(self._vocab) and bos >= 0 and tokens[:1] != [bos]:
+            tokens.insert(0, bos)
+        if len(tokens) > self.n_ctx // 2:
+            raise ValueError(f"system prompt is {len(tokens)} tokens; the context is only {self.n_ctx}")
+        llama_cpp.llama_memory_clear(self._mem, True)
+        self.llama.n_tokens = 0
+        self.llama.eval(tokens)
+        self.ledger = Ledger(n_keep=len(tokens))
+        self._primed = []
+
+    # ----- context bookkeeping ---------------------------------------------------------------
+    @property
+    def n_past(self) -> int:
+        return self.llama.n_tokens
+
+    def _eval(self, tokens: list[int]) -> None:
+        """Evaluate tokens at the end of the context, shifting first if they would not fit."""
+        n_discard = self.ledger.plan_discard(len(tokens), self.n_ctx, self.config.discard_share)
+        if n_discard:
+            self._discard(n_discard)
+        self.llama.eval(tokens)
+        self.ledger.add(len(tokens))
+
+    def _discard(self, n_discard: int) -> None:
+        n_keep, n_past = self.ledger.n_keep, self.n_past
+        ids = self.llama.input_ids
+        if self.can_shift:
+            llama_cpp.llama_memory_seq_rm(self._mem, 0, n_keep, n_keep + n_discard)
+            llama_cpp.llama_memory_seq_add(self._mem, 0, n_keep + n_discard, n_past, -n_discard)
+            ids[n_keep : n_past - n_discard] = ids[n_keep + n_discard : n_past].copy()
+            self.llama.n_tokens = n_past - n_discard
+        else:
+            survivors = [*ids[:n_keep].tolist(), *ids[n_keep + n_discard : n_past].tolist()]
+            llama_cpp.llama_memory_clear(self._mem, True)
+            self.llama.n_tokens = 0
+            self.llama.eval(survivors)
+        self.dropped_turns += self.ledger.apply_discard(n_discard)
+        self.shifts += 1
+        self.discarded += n_discard
+        log.info(
+            "context full: discarded %d tokens after the first %d (shift %d)", n_discard, n_keep, self.shifts
+        )
+
+    def _rollback(self, n: int) -> None:
+        """Remove the last `n` tokens of the current turn from the cache."""
+        if n <= 0:
+            return
+        end = self.n_past - n
+        llama_cpp.llama_memory_seq_rm(self._mem, 0, end, -1)
+        self.llama.n_tokens = end
+        self.ledger.remove_tail(n)
+
+    def context_stats(self) -> dict[str, int]:
+        """Context counters for front ends: fill, kept prefix, shifts so far."""
+        return {
+            "n_past": self.n_past,
+            "n_ctx": self.n_ctx,
+            "n_keep": self.ledger.n_keep,
+            "shifts": self.shifts,
+            "discarded": self.discarded,
+            "dropped_turns": self.dropped_turns,
+        }
+
+    # ----- priming (module docstring) ---------------------------------------------------------
+    @property
+    def primed_tokens(self) -> int:
+        """How many tokens of the next user turn are already evaluated."""
+        return len(self._primed)
+
+    def prime(self) -> None:
+        """Evaluate the next user turn's fixed opening now (idle time). Idempotent."""
+        if self._primed or not self._user_head:
+            return
+        self.ledger.begin_turn()
+        self._eval(self._user_head)
+        self._primed = list(self._user_head)
+
+    def unprime(self) -> None:
+        """Take the primed opening back out of the cache and ledger."""
+        if self._primed:
+            self._drop_open_turn()
+            self._primed = []
+
+    def _drop_open_turn(self) -> None:
+        """Remove the last (open) turn from the cache and the ledger."""
+        self._rollback(self.ledger.turns[-1])
+        self.ledger.pop_turn()
+
+    def reply_spans(self) -> list[tuple[int, int]]:
+        """Cache positions [start, end) of the model's finished replies, oldest first."""
+        return self.ledger.reply_spans(len(self._close_tokens))
+
+    def own_replies(self) -> list[int]:
+        """Tokens of the model's finished replies still in the cache, oldest first."""
+        ids = self.llama.input_ids
+        out: list[int] = []
+        for start, end in self.reply_spans():
+            out += ids[start:end].tolist()
+        return out
+
+    def _open_turn(self, tokens: list[int]) -> list[int]:
+        """Start a turn made of `tokens`; returns the ones still to evaluate (all of them, or
+        those after the primed opening)."""
+        n = len(self._primed)
+        if n and tokens[:n] == self._primed:
+            self._primed = []
+            return tokens[n:]
+        self.unprime()
+        self.ledger.begin_turn()
+        return tokens
+
+    def cache_pos_max(self) -> int:
+        """Highest position in the KV cache (n_past - 1 when consistent)."""
+        return int(llama_cpp.llama_memory_seq_pos_max(self._mem, 0))
+
+    def cache_pos_min(self) -> int:
+        return int(llama_cpp.llama_memory_seq_pos_min(self._mem, 0))
+
+    def _pick_threads(self) -> None:
+        """Before a turn: as many threads as the machine leaves free (app.system.cpu), unless the
+        user fixed the count. ggml threads wait for each other; one sharing a busy core slows
+        all of them (2 threads with one core busy: a third of the speed of 1 thread)."""
+        n = threads_for(self.config.n_threads, self._free)
+        if n != self.threads:
+            llama_cpp.llama_set_n_threads(self.llama.ctx, n, n)
+            log.info("llama threads: %d -> %d (cores left free by other programs)", self.threads, n)
+            self.threads = n
