@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages talk-llama needs, skipping what is already there.
 #   packaging/debian-deps.sh run    runtime: PortAudio, speexdsp (echo cancellation), espeak-ng (TTS), aplay, Qt's X/EGL libs
-#   packaging/debian-deps.sh test   runtime + PulseAudio, Xvfb, sox, and the desktop-entry/AppStream
+#   packaging/debian-deps.sh test   runtime + PulseAudio, Xvfb and xdotool, sox, and the desktop-entry/AppStream
 #                                   validators (the bundle test), qemu-user (an older CPU, emulated)
 # Uses sudo when not root. Prints nothing and exits fast when everything is installed.
 set -euo pipefail
@@ -9,7 +9,7 @@ RUN_PKGS=(python3-venv python3-dev build-essential cmake libportaudio2 libspeexd
   libegl1 libgl1 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libdbus-1-3 libglib2.0-0
   libwayland-cursor0 libwayland-egl1 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxcb-shape0
   fonts-dejavu-core)
-TEST_PKGS=(pulseaudio pulseaudio-utils sox xvfb xauth desktop-file-utils appstream qemu-user)
+TEST_PKGS=(pulseaudio pulseaudio-utils sox xvfb xauth xdotool desktop-file-utils appstream qemu-user)
 
 want=("${RUN_PKGS[@]}")
 [[ "${1:-run}" == "test" ]] && want+=("${TEST_PKGS[@]}")

@@ -276,9 +276,10 @@ def test_real_window_under_xvfb_with_xcb(x11) -> None:
 
 
 def test_global_ptt_notice_where_unavailable(qtbot) -> None:
+    from app.gui.held_key import HeldKey
     from app.gui.hotkey import GlobalHotkey
 
-    ok, message = GlobalHotkey(lambda: None, lambda: None).start("Space")
+    ok, message = GlobalHotkey(HeldKey(lambda: None, lambda: None)).start("Space")
     assert not ok and "offscreen" in message and "Space key works" in message
 
 
@@ -289,13 +290,18 @@ def test_global_ptt_on_x11_sees_keys_outside_the_window(x11) -> None:
         "import sys, time\n"
         "from PySide6.QtWidgets import QApplication\n"
         "app = QApplication(sys.argv)\n"
+        "from app.gui.held_key import HeldKey\n"
         "from app.gui.hotkey import GlobalHotkey\n"
         "seen = []\n"
-        "hk = GlobalHotkey(lambda: seen.append('press'), lambda: seen.append('release'))\n"
+        "hk = GlobalHotkey(HeldKey(lambda: seen.append('press'), lambda: seen.append('release'), 1.0))\n"
         "ok, msg = hk.start('Space'); assert ok, msg\n"
         "time.sleep(0.5)\n"
         "from pynput.keyboard import Controller, Key\n"
-        "c = Controller(); c.press(Key.space); time.sleep(0.2); c.release(Key.space); time.sleep(0.5)\n"
+        "c = Controller(); c.press(Key.space); time.sleep(0.2)\n"
+        "c.release(Key.space); c.press(Key.space)\n"  # an auto-repeat pair, as X11 sends it
+        "time.sleep(0.2); c.release(Key.space)\n"
+        "deadline = time.monotonic() + 30\n"
+        "while len(seen) < 2 and time.monotonic() < deadline: time.sleep(0.05)\n"
         "hk.stop(); print(seen)\n"
     )
     cmd = [sys.executable, "-c", script]

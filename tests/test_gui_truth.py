@@ -156,11 +156,16 @@ def test_escape_stops_and_focused_buttons_work_with_enter(qtbot, config_dir, vir
     w.stop_btn.setFocus()
     qtbot.keyClick(w.stop_btn, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: w.chat.messages[3].interrupted, timeout=30000)
-    # Space on a focused button presses that button, it does not start push-to-talk
-    w.send_btn.setFocus()
-    qtbot.keyClick(w.send_btn, Qt.Key.Key_Space)
-    qtbot.wait(200)
-    assert w.pill.state != "listening"
+    # Space is push-to-talk on a focused button too: it does not press Stop (or Send) again
+    stops = len([m for m in w.chat.messages if m.interrupted])
+    for button in (w.stop_btn, w.send_btn):
+        button.setFocus()
+        qtbot.keyPress(button, Qt.Key.Key_Space)
+        qtbot.waitUntil(lambda: w.pill.state == "listening", timeout=5000)
+        assert w.ptt.isDown() and not button.isDown()
+        qtbot.keyRelease(button, Qt.Key.Key_Space)
+        qtbot.waitUntil(lambda: w.pill.state != "listening" and not w.ptt.isDown(), timeout=5000)
+    assert len([m for m in w.chat.messages if m.interrupted]) == stops
     close_window(w)
 
 

@@ -2,8 +2,9 @@
 
 X11: pynput's keyboard listener (a maintained library, its own thread) sees the key anywhere.
 Wayland and others: global key grabs are not allowed to ordinary apps; `start()` returns
-(False, explanation) and the in-window key keeps working. Callbacks run on pynput's thread;
-the AssistantBridge methods they call are thread-safe and return at once.
+(False, explanation) and the in-window key keeps working. Keys go to the same `HeldKey` as the
+window's (one hold, debounced), and are left to the window while it is active (it sees them
+itself and knows when a text field is being typed in). Callbacks run on pynput's thread.
 """
 
 from __future__ import annotations
@@ -14,14 +15,17 @@ from collections.abc import Callable
 
 from PySide6.QtGui import QGuiApplication
 
+from app.gui.held_key import HeldKey
+
 log = logging.getLogger(__name__)
 
 
 class GlobalHotkey:
-    def __init__(self, on_press: Callable[[], None], on_release: Callable[[], None]) -> None:
-        self.on_press, self.on_release = on_press, on_release
+    """`window_has_keys` is read on pynput's thread: True while the window handles keys itself."""
+
+    def __init__(self, held: HeldKey, window_has_keys: Callable[[], bool] = lambda: False) -> None:
+        self.held, self.window_has_keys = held, window_has_keys
         self._listener = None
-        self._down = False
 
     def start(self, key_name: str) -> tuple[bool, str]:
         platform = QGuiApplication.platformName()
@@ -39,14 +43,12 @@ class GlobalHotkey:
         )
 
         def press(key) -> None:
-            if key == target and not self._down:
-                self._down = True
-                self.on_press()
+            if key == target and not self.window_has_keys():
+                self.held.down()
 
         def release(key) -> None:
-            if key == target and self._down:
-                self._down = False
-                self.on_release()
+            if key == target and not self.window_has_keys():
+                self.held.up()
 
         try:
             self._listener = keyboard.Listener(on_press=press, on_release=release)

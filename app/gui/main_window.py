@@ -70,10 +70,10 @@ class MainWindow(QMainWindow):
         self._build()
         self._quitting = False  # Quit, not a close that may hide to the tray
         self.bridge.event.connect(self.on_event)
-        self.hotkey = GlobalHotkey(self.bridge.press, self.bridge.release)
         if settings.window_geometry:
             self.restoreGeometry(QByteArray.fromBase64(settings.window_geometry.encode()))
         self.keys = WindowKeys(self, self.ptt, self.bridge.press, self.bridge.release)
+        self.hotkey = GlobalHotkey(self.keys.held, lambda: self.keys.window_active)
         self.apply_mode()
         self.keys.install()
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.bridge.interrupt)
