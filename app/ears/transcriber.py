@@ -3,9 +3,10 @@
 `transcribe(audio)` takes 16 kHz mono float32 and returns a `Transcript`. Before whisper runs,
 a speech gate (vad.speech_stats) rejects silence, hum, clicks and noise; after it, bracketed
 annotations are stripped ([BLANK_AUDIO], (music)), non-ASCII text is kept, low-probability
-output is rejected, and whisper's stock hallucinations ("Thank you.", "you") are dropped when
-the audio was near-silent. `audio_ctx` is sized to the clip (1 unit = 20 ms) with a margin,
-which cuts the encoder's cost for short clips. Longer audio is cut at its quietest moments into
+output is rejected, and text the audio cannot hold (hallucinations.py: less than a word of
+speech, decoding loops, caption phrases, stock phrases on near-silent audio) is dropped.
+`audio_ctx` is sized to the clip (1 unit = 20 ms) with a margin, which cuts the encoder's cost
+for short clips. Longer audio is cut at its quietest moments into
 pieces of at most `chunk_s` (a word is never split by a blind 30 s cut; pieces without speech
 are skipped, so silence inside a monologue cannot turn into a hallucination). Silences inside a
 piece longer than `max_pause_ms` are cut short (vad.squeeze_pauses): given "What is the weather
@@ -29,8 +30,9 @@ from pathlib import Path
 import numpy as np
 
 from app.catalog.catalog import check_file
-from app.system.cpu import FreeCores, threads_for
+from app.ears.hallucinations import MIN_WORD_MS, invented, unloop
 from app.ears.vad import SpeechStats, VadConfig, speech_frames, squeeze_pauses, stats_from
+from app.system.cpu import FreeCores, threads_for
 from app.system.logs import NATIVE_LOAD
 
 log = logging.getLogger(__name__)
@@ -38,30 +40,6 @@ RATE = 16000
 WINDOW_S = 30.0  # whisper's own window: no piece may be longer
 FULL_AUDIO_CTX = 1500
 ANNOTATION = re.compile(r"\[[^\]]*\]|\([^)]*\)|\*[^*]*\*|♪+")
-STOCK_HALLUCINATIONS = frozenset(
-    s.lower()
-    for s in (
-        "you",
-        "thank you",
-        "thank you.",
-        "thanks for watching!",
-        "thanks for watching.",
-        "thank you for watching.",
-        "bye.",
-        "bye",
-        "okay.",
-        "so",
-        "uh",
-        "um",
-        "hmm",
-        ".",
-        "thank you very much.",
-        "i'm sorry.",
-        "you.",
-    )
-)
-
-
 @dataclass
 class SttConfig:
     model_path: Path
@@ -149,11 +127,6 @@ def collapse_repeats(text: str, duration_s: float) -> str:
     return " ".join(out)
 
 
-def is_stock_hallucination(text: str) -> bool:
-    t = text.strip().lower()
-    return t in STOCK_HALLUCINATIONS or t.rstrip(".!") in STOCK_HALLUCINATIONS
-
-
 class Transcriber:
     """A loaded whisper model. See the module docstring for the contract."""
 
@@ -225,6 +198,8 @@ class Transcriber:
             return self._reject(result, "too short", t0)
         if self.config.gate and stats.speech_ms < 100:
             return self._reject(result, "no speech detected", t0)
+        if self.config.gate and stats.speech_ms < MIN_WORD_MS:
+            return self._reject(result, "shorter than a word", t0)
         texts, probs = [], []
         pieces = split_at_pauses(audio, min(self.config.chunk_s, WINDOW_S))
         with self._lock:
@@ -246,11 +221,11 @@ class Transcriber:
                 probs.append(prob)
         result.raw_text = " ".join(texts).strip()
         result.prob = float(np.mean(probs)) if probs else 0.0
-        result.text = clean_text(result.raw_text)
+        result.text, looped = unloop(clean_text(result.raw_text))
         if not result.text or not re.search(r"\w", result.text):
             return self._reject(result, "nothing heard", t0)
-        if is_stock_hallucination(result.text) and stats.near_silent:
-            return self._reject(result, "hallucination on near-silent audio", t0)
+        if why := invented(result.text, stats.speech_ms, stats.near_silent, looped):
+            return self._reject(result, why, t0)
         if result.prob < self.config.min_prob:
             return self._reject(result, f"low confidence ({result.prob:.2f})", t0)
         result.transcribe_s = time.perf_counter() - t0
