@@ -52,9 +52,17 @@ def test_speexdsp_is_there_and_cancels_a_linear_echo() -> None:
     assert abs(rms_db(passed[3200:]) - rms_db(voice[3200:])) < 3
 
 
-def talk_over_the_story(rig: EchoRig, virtual_audio, wav, after_s: float) -> np.ndarray:
-    """Play `wav` into the microphone `after_s` into the story: it must barge in, silence the
-    speaker and pass the words on; returns everything passed on."""
+def talk_over_the_story(
+    rig: EchoRig, virtual_audio, wav, after_s: float, warm_up: bool = False
+) -> np.ndarray:
+    """Play `wav` into the microphone `after_s` into the story (after one whole reply when
+    `warm_up`): it must barge in, silence the speaker and pass the words on; returns everything
+    passed on."""
+    if warm_up:
+        rig.say(STORY[:1])
+        assert rig.started.wait(30)
+        rig.quiet(60)
+        assert rig.barges == [], "the warm-up reply barged in on itself"
     rig.say(STORY)
     assert rig.started.wait(30)
     time.sleep(after_s)
@@ -96,12 +104,12 @@ def test_talking_over_it_in_a_room_stops_it_and_the_question_is_heard(
     rig = EchoRig()
     try:
         with room(virtual_audio, db):
-            heard = talk_over_the_story(rig, virtual_audio, wav, after_s=3.0)
+            heard = talk_over_the_story(rig, virtual_audio, wav, after_s=3.0, warm_up=True)
     finally:
         rig.close()
         noise.terminate()
     text = Transcriber(SttConfig(whisper_model)).transcribe(heard).text.lower()
-    assert "plus" in text, text
+    assert "plus" in text or "+" in text, text  # whisper writes "two plus two" or "2 + 2"
 
 
 @pytest.mark.parametrize("db", [-20.0, -10.0])
@@ -185,9 +193,9 @@ def test_a_voice_that_starts_while_the_user_talks_stops_and_the_whole_utterance_
 ) -> None:
     """The user is talking when the assistant starts to speak (a slow reply, a new sentence
     begun after the last turn's end): the user keeps the floor. The voice stops at once, and the
-    words said before it started are not dropped with the gate (the segmenter held them; the
-    guard used to reset it, and found the voice again only after up to 1.6 s, so the head of
-    the utterance was lost)."""
+    words said before it started are not dropped with the gate (the segmenter holds them; a
+    guard that reset it found the voice again only after up to 1.6 s, and the head of the
+    utterance was lost)."""
     wav = espeak(
         "Please tell me a short story about a dragon who lives by a quiet river in the mountains.",
         speech_dir / "dragon.wav",
