@@ -16,7 +16,7 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 WHEELS := $(HOME)/.cache/talk-llama/wheels/$(shell echo '$(LLAMA_VERSION) $(LLAMA_CMAKE_ARGS)' | sha1sum | cut -c1-12)
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: run test sysdeps sysdeps-test install models lint bench bundle clean
+.PHONY: run test check sysdeps sysdeps-test install models lint bench bench-report bundle clean
 
 run: sysdeps install models
 	$(BIN)/talk-llama
@@ -54,16 +54,27 @@ bundle: sysdeps install
 models: install
 	@$(BIN)/talk-llama models fetch
 
+# Lint and types: ruff (rules and formatting) and mypy (strict in brain/ and loop/: pyproject.toml).
 lint: install
 	$(BIN)/ruff check app tests bench
+	$(BIN)/ruff format --check app tests bench
+	$(BIN)/mypy
+
+# The quick loop before a commit: lint, types and the tests not marked slow (~3 minutes here).
+check: lint sysdeps-test models
+	$(BIN)/python -m pytest -q -m "not slow"
+
+# docs/benchmarks.md from bench/results/*.json (after `make bench` or any single benchmark).
+bench-report: install
+	$(BIN)/python -m bench.report --write
 
 bench: sysdeps-test install models
 	@$(BIN)/talk-llama models fetch tiny.en
-	for b in stt pauses tts latency context idle bargein remote chatview switch orb; do $(BIN)/python -m bench.$$b || exit 1; done
+	for b in stt pauses fragments tts latency context idle bargein remote chatview switch orb; do $(BIN)/python -m bench.$$b || exit 1; done
 	$(BIN)/python -m bench.load --voice 8
 	$(BIN)/python -m bench.coldstart --runs 5  # builds a bundle
 	$(BIN)/python -m bench.longchat --configs today,default  # ~35 minutes
-	$(BIN)/python -m bench.report
+	$(BIN)/python -m bench.report --write
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

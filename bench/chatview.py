@@ -45,16 +45,16 @@ def main() -> None:
         app.processEvents()
         opens.append((time.perf_counter() - t0) * 1000)
         feed.handle("user", {"text": "One more?"})
-        view.render()
+        view.redraw()
         for k in range(8):
             feed.handle("token", {"text": f" word{k} **bold**"})
             t0 = time.perf_counter()
-            view.render()
+            view.redraw()
             redraws.append((time.perf_counter() - t0) * 1000)
             feed.handle("token", {"text": " more"})
             view._tail = None  # the baseline: the whole conversation again
             t0 = time.perf_counter()
-            view.render()
+            view.redraw()
             full.append((time.perf_counter() - t0) * 1000)
         view.close()
     out = {

@@ -76,7 +76,7 @@ def test_sidebar_new_switch_rename_delete_and_undo(qtbot, config_dir, virtual_au
     shot(w, "conversation-sidebar")
 
     switched = []
-    w.bridge.event.connect(lambda kind, d: switched.append(d) if kind == "switched" else None)
+    w.bridge.arrived.connect(lambda kind, d: switched.append(d) if kind == "switched" else None)
     w.sidebar.list.setCurrentRow(1)
     w.sidebar.chosen.emit(first)  # as a click on it does
     qtbot.waitUntil(lambda: bool(switched), timeout=30000)

@@ -75,12 +75,16 @@ def test_banner_goes_when_the_model_is_fixed_and_spoken_words_are_kept(
     qtbot.waitUntil(lambda: "llm" in w.banners.messages() and w.loading.isHidden(), timeout=30000)
     # speaking to it: whisper hears, nobody answers; the words land in the box, not lost
     wav = espeak("What is the capital of France?", speech_dir / "gui-france.wav", wpm=140)
+    w.input.setText("Hello.")  # typed, not sent: both stay
     w.bridge.press()
     qtbot.waitUntil(lambda: w.pill.state == "listening", timeout=5000)
     virtual_audio.play_into_mic(wav).wait(30)
     qtbot.wait(400)
     w.bridge.release()
     qtbot.waitUntil(lambda: "france" in w.input.text().lower(), timeout=60000)
+    assert (
+        w.input.text().startswith("Hello. ") and "back in the message box" in w.statusBar().currentMessage()
+    )
     assert len([k for k in w.banners.messages() if k != "welcome"]) == 1
     # fixed in Settings (the built-in model): the banner goes, the gauge shows the new model
     w.apply_settings(dataclasses.replace(w.settings, llm_model=""))
@@ -115,17 +119,17 @@ def test_new_messages_scroll_into_view_unless_scrolled_up(qtbot, config_dir) -> 
     w = open_window(qtbot, AppSettings(n_ctx=1024), wait_loaded=False)
     for i in range(40):
         w.chat.add("user" if i % 2 == 0 else "assistant", f"message number {i} " * 6)
-    w.chat.render()
+    w.chat.redraw()
     bar = w.chat.verticalScrollBar()
     qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum(), timeout=5000)
     bar.setValue(0)  # the reader scrolls up to read
     w.chat.add("assistant", "a new reply")
-    w.chat.render()
+    w.chat.redraw()
     QApplication.processEvents()
     assert bar.value() == 0
     bar.setValue(bar.maximum())  # back at the bottom: follows again
     w.chat.add("assistant", "another reply " * 20)
-    w.chat.render()
+    w.chat.redraw()
     qtbot.waitUntil(lambda: bar.value() == bar.maximum(), timeout=5000)
     close_window(w)
 
@@ -195,7 +199,7 @@ def test_stopping_a_reply_that_is_written_but_still_spoken_says_idle(
     qtbot, config_dir, virtual_audio
 ) -> None:
     """Stop while only the voice is left (the generation ended): the window goes back to idle
-    (it used to say "Speaking" until the next turn: a stopped voice sends no queue_empty)."""
+    (a stopped voice sends no queue_empty, so nothing else would end "Speaking")."""
     w = open_window(qtbot, AppSettings(n_ctx=1024))
     w.bridge.send_text(STORY)
     qtbot.waitUntil(

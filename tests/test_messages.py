@@ -40,7 +40,7 @@ def test_a_reply_is_markdown_and_control_tokens_stay_text(qtbot) -> None:
         feed.handle("token", {"text": piece + " "})
     feed.handle("sentence", {"event": "queued", "index": 0, "text": "Never write"})
     feed.handle("sentence", {"event": "sentence_started", "index": 0})
-    view.render()
+    view.redraw()
     page = view.toHtml()
     assert "font-weight:700" in page and "<li" in page and "monospace" in page
     plain = view.toPlainText()
@@ -54,7 +54,7 @@ def test_copy_link_copies_the_message(qtbot) -> None:
     view, feed = _view(qtbot)
     feed.handle("user", {"text": "Hello there"})
     feed.handle("token", {"text": "Hi **Sam**."})
-    view.render()
+    view.redraw()
     view.anchorClicked.emit(QUrl("copy:1"))
     assert view.copied == 1
     assert QGuiApplication.clipboard().text() == "Hi **Sam**."
@@ -64,7 +64,7 @@ def test_hovering_a_name_says_when_it_was_said(qtbot) -> None:
     view, feed = _view(qtbot)
     said = datetime(2026, 11, 30, 9, 41, 7)
     feed.handle("history", {"messages": [Message("user", "Good morning", time=said.timestamp())]})
-    view.render()
+    view.redraw()
     cursor = view.document().find("Sam", 0, QTextDocument.FindFlag.FindCaseSensitively)
     spot = view.cursorRect(cursor).center() + QPoint(-2, 0)
     assert view.anchorAt(spot) == "who:0"
@@ -79,21 +79,21 @@ def test_redrawing_only_the_newest_message_draws_what_a_full_redraw_draws(qtbot)
     history = [Message("user" if i % 2 == 0 else "assistant", f"Line **{i}** here.") for i in range(40)]
     feed.handle("history", {"messages": history})
     feed.handle("user", {"text": "And now?"})
-    view.render()
+    view.redraw()
     for piece in REPLY.split(" "):
         feed.handle("token", {"text": piece + " "})
-        view.render()
+        view.redraw()
     feed.handle("sentence", {"event": "queued", "index": 0, "text": "Here is"})
     feed.handle("sentence", {"event": "sentence_started", "index": 0})
-    view.render()
+    view.redraw()
     feed.handle("turn", {"reply": REPLY, "interrupted": False, "t_first_token_ms": 120.0, "typed": True})
-    view.render()
+    view.redraw()
     shot(view, "streamed-into-long-conversation")
     fresh = ChatView("Sam", "Max")
     qtbot.addWidget(fresh)
     fresh.resize(560, 420)
     fresh.messages = view.messages
-    fresh.render()
+    fresh.redraw()
     assert view.toPlainText() == fresh.toPlainText()
     assert view.toHtml() == fresh.toHtml()  # formats too (a block's margin must not drift)
     assert view.toPlainText().rstrip().endswith("after you pressed Enter · details")

@@ -95,7 +95,7 @@ def test_the_retry_link_answers_the_last_turn_again(qtbot, config_dir, virtual_a
     w.bridge.send_text("Say hello.")
     qtbot.waitUntil(lambda: len(w.chat.messages) == 2 and bool(w.chat.messages[1].latency), timeout=60000)
     settled(qtbot, w, stop=False)  # a short reply, heard whole: its text is what is retried
-    w.chat.render()
+    w.chat.redraw()
     assert "retry:1" in w.chat.toHtml()  # offered on the newest reply while idle
     shot(w, "retry-offered")
     old = w.chat.messages[1]

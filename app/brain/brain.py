@@ -23,13 +23,16 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.brain import session
 from app.brain.conversation import Conversation
 from app.brain.persona import Persona
 from app.brain.records import BrainError, LlmConfig, LoadResult, Message, RemoteConfig, TurnStats
 from app.brain.user_turn import TurnGate
+
+if TYPE_CHECKING:
+    from app.brain.remote import RemoteConversation
 
 __all__ = ["Brain", "BrainError", "load_session", "open_brain", "save_session"]
 
@@ -66,22 +69,25 @@ def open_brain(llm: LlmConfig, remote: RemoteConfig | None, persona: Persona) ->
     return Conversation(llm, persona)
 
 
-def _is_remote(brain: Brain) -> bool:
+def _remote(brain: Brain) -> RemoteConversation | None:
+    """The brain as a RemoteConversation, or None for the local one."""
     # app.brain.remote is imported only when a remote brain is opened: without it, none exists
     remote = sys.modules.get("app.brain.remote")
-    return remote is not None and isinstance(brain, remote.RemoteConversation)
+    return brain if remote is not None and isinstance(brain, remote.RemoteConversation) else None
 
 
 def save_session(brain: Brain, directory: Path) -> None:
     """Write the brain's session to `directory` (atomic; its owner thread)."""
-    if _is_remote(brain):
-        brain.save_session(directory)
+    if (server := _remote(brain)) is not None:
+        server.save_session(directory)
     else:
-        session.save(brain, directory)  # type: ignore[arg-type]
+        assert isinstance(brain, Conversation)
+        session.save(brain, directory)
 
 
 def load_session(brain: Brain, directory: Path) -> LoadResult:
     """Resume the session saved in `directory` (a fresh brain; its owner thread)."""
-    if _is_remote(brain):
-        return brain.load_session(directory)  # type: ignore[attr-defined]
-    return session.load(brain, directory)  # type: ignore[arg-type]
+    if (server := _remote(brain)) is not None:
+        return server.load_session(directory)
+    assert isinstance(brain, Conversation)
+    return session.load(brain, directory)

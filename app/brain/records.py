@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from app.brain.sampling import SamplingConfig
 
@@ -68,10 +69,10 @@ class Message:
     interrupted: bool = False
     unspoken: str = ""
     name: str = ""  # who said it, as named when it was said (a later rename keeps it)
-    details: dict = field(default_factory=dict)  # the turn's report (latency, tokens), replies only
+    details: dict[str, Any] = field(default_factory=dict)  # the turn's report (latency, tokens), replies only
 
     @classmethod
-    def from_dict(cls, data: dict) -> Message:
+    def from_dict(cls, data: dict[str, Any]) -> Message:
         """From a saved session; fields this version does not know are ignored."""
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})

@@ -42,12 +42,13 @@ from pathlib import Path
 from typing import Any
 
 import openai
+from openai.types.chat import ChatCompletionMessageParam
 
 from app.brain.ledger import Ledger
 from app.brain.persona import Persona
-from app.brain.records import LoadResult, Message, RemoteConfig, TurnStats
+from app.brain.records import BrainError, LoadResult, Message, RemoteConfig, TurnStats
 from app.brain.retry_seeds import RetrySeeds
-from app.brain.server_replies import BrainError, StreamReader, cached_tokens, context_size_in, explain
+from app.brain.server_replies import StreamReader, cached_tokens, context_size_in, explain
 from app.brain.session_files import REMOTE
 from app.brain.user_turn import TurnGate, ask
 from app.system.paths import private_dir, write_private
@@ -125,7 +126,7 @@ class RemoteConversation:
             return (int(found.group(1)), "ollama num_ctx") if found else (2048, "ollama default")
         return DEFAULT_N_CTX, "default"
 
-    def _get_json(self, url: str, body: dict | None = None) -> dict:
+    def _get_json(self, url: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         """GET (or POST `body`) a JSON object from the server; {} when it has no such endpoint."""
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(url, data, {"Content-Type": "application/json"})
@@ -141,9 +142,9 @@ class RemoteConversation:
         return explain(exc, self.url, self.model, self.config)
 
     # ----- the request ---------------------------------------------------------------------------
-    def messages(self, user: str) -> list[dict[str, str]]:
+    def messages(self, user: str) -> list[ChatCompletionMessageParam]:
         """The request for a new user turn: the fixed head, the kept exchanges, the turn."""
-        out = [{"role": "system", "content": self.system_prompt}]
+        out: list[ChatCompletionMessageParam] = [{"role": "system", "content": self.system_prompt}]
         for ex in self.kept:
             out += [{"role": "user", "content": ex.user}, {"role": "assistant", "content": ex.reply}]
         return [*out, {"role": "user", "content": user}]
@@ -181,7 +182,7 @@ class RemoteConversation:
             try:
                 return self.client.chat.completions.create(
                     model=self.model,
-                    messages=self.messages(text),  # type: ignore[arg-type]
+                    messages=self.messages(text),
                     stream=True,
                     stream_options={"include_usage": True},
                     max_tokens=self.config.max_tokens,

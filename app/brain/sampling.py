@@ -46,7 +46,7 @@ DRY_BREAKERS = ("\n",)
 @dataclass
 class SamplingConfig:
     """Sampler settings. Defaults: talk-llama's top-k/top-p/temperature; the conversation-aware
-    parts were chosen with `bench/longchat.py` (README, "Long conversations")."""
+    parts were chosen with `bench/longchat.py` (docs/architecture.md, "Long conversations")."""
 
     seed: int = 0
     temperature: float = 0.30
@@ -109,7 +109,7 @@ class Sampler:
             add(chain, llama_cpp.llama_sampler_init_top_p(c.top_p, 1))
             add(chain, llama_cpp.llama_sampler_init_temp(c.temperature))
             add(chain, llama_cpp.llama_sampler_init_dist(seed & 0xFFFFFFFF))
-        return chain
+        return chain  # type: ignore[no-any-return]  # a ctypes pointer (the bindings return Any)
 
     def start_turn(self, history: Sequence[int], variant: int = 0) -> None:
         """Forget the last reply (and restart the seeded draw), then read `history`: the model's

@@ -101,7 +101,7 @@ def context_size_in(exc: openai.APIStatusError) -> int | None:
     body = exc.body if isinstance(exc.body, dict) else {}
     inner = body.get("error", body)
     if isinstance(inner, dict) and isinstance(inner.get("n_ctx"), int):
-        return inner["n_ctx"]
+        return int(inner["n_ctx"])
     found = re.search(r"(?:context window of|context length is|context size of)\s*(\d+)", error_text(exc))
     return int(found.group(1)) if found else None
 

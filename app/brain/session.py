@@ -20,6 +20,7 @@ import os
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import llama_cpp
 
@@ -132,7 +133,7 @@ def _changed_message(changed: list[str]) -> str:
     return f"The conversation continues with the new {' and '.join(named)} (the assistant read it again)."
 
 
-def _restore_state(conv: Conversation, directory: Path, meta: dict) -> str | None:
+def _restore_state(conv: Conversation, directory: Path, meta: dict[str, Any]) -> str | None:
     try:
         n_past = int(meta["n_past"])
         saved = meta["ledger"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import string
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -59,7 +60,7 @@ class ConfirmAtPrompt:
     """The simplest gate: `decision()` is asked once, right after the prompt (it may block):
     a tentative turn without speculation (the tests use it; the loop uses turn_gate.py)."""
 
-    def __init__(self, decision) -> None:
+    def __init__(self, decision: Callable[[], object]) -> None:
         self._decision = decision
 
     def evaluated(self, end_of_turn: float | None) -> None:

@@ -111,7 +111,7 @@ def mel_filters(sr: int = 16000, n_fft: int = 400, n_mels: int = 80) -> np.ndarr
     min_log_mel = min_log_hz / f_sp
     logstep = np.log(6.4) / 27.0
 
-    def hz_to_mel(f: np.ndarray) -> np.ndarray:
+    def hz_to_mel(f: float | np.ndarray) -> np.ndarray:
         f = np.asarray(f, dtype=np.float64)
         return np.where(
             f >= min_log_hz,

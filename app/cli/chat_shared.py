@@ -7,7 +7,7 @@ from pathlib import Path
 
 
 def llm_config(args: argparse.Namespace):
-    from app.brain.conversation import LlmConfig
+    from app.brain.records import LlmConfig
     from app.catalog.catalog import default_model_path
 
     return LlmConfig(

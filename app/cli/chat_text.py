@@ -13,6 +13,7 @@ from app.cli.chat_shared import Transcript, llm_config, persona, remote_config, 
 
 def run_text(args: argparse.Namespace) -> int:
     from app.brain.brain import BrainError, load_session, open_brain
+    from app.brain.conversation import Conversation
     from app.catalog.catalog import ModelError
 
     try:
@@ -49,7 +50,7 @@ def run_text(args: argparse.Namespace) -> int:
             reply = "".join(pieces).strip()
             if args.jsonl:
                 print(json.dumps(turn_record(conv.last_stats, text, reply), ensure_ascii=False), flush=True)
-            if args.print_special and hasattr(conv, "llama"):
+            if args.print_special and isinstance(conv, Conversation):  # the local model's tokens
                 ids = conv.llama.input_ids[: conv.n_past].tolist()
                 print(conv.llama.detokenize(ids, special=True).decode("utf-8", "replace"), file=sys.stderr)
             if session_dir:

@@ -20,7 +20,7 @@ def assistant_config(args: argparse.Namespace):
     from app.catalog.catalog import default_model_path
     from app.ears.transcriber import SttConfig
     from app.ears.vad import VadConfig
-    from app.loop.assistant import AssistantConfig
+    from app.loop.assistant_config import AssistantConfig
     from app.loop.turn_end import TurnEndConfig
     from app.voice.speaker import SpeakerConfig
 

@@ -35,7 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "quantize",
         help="quantize an f16 ggml Whisper model (faster encoder, slightly less accurate)",
         description="Like whisper.cpp's quantize: weight matrices to TYPE, the rest unchanged. "
-        "q4_0 is the fast one on AVX2 CPUs (ggml repacks it); see the README's STT benchmark.",
+        "q4_0 is the fast one on AVX2 CPUs (ggml repacks it); see docs/benchmarks.md (stt).",
     )
     qp.add_argument("src", type=Path, help="f16 ggml Whisper model (e.g. models/ggml-base.en.bin)")
     qp.add_argument("dest", type=Path, nargs="?", help="output file (default: SRC with -TYPE added)")

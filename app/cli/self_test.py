@@ -84,7 +84,8 @@ def check_qt(_: Path) -> str:
     from PySide6.QtCore import Qt
     from PySide6.QtGui import QGuiApplication, QImage, QPainter
 
-    app = QGuiApplication.instance() or QGuiApplication(["talk-llama"])
+    _app = QGuiApplication.instance() or QGuiApplication(["talk-llama"])  # alive while it paints
+    qpa_name = QGuiApplication.platformName()
     image = QImage(64, 24, QImage.Format.Format_ARGB32)
     image.fill(Qt.GlobalColor.white)
     painter = QPainter(image)
@@ -93,7 +94,7 @@ def check_qt(_: Path) -> str:
     inked = sum(image.pixel(x, y) != 0xFFFFFFFF for x in range(64) for y in range(24))
     if not inked:
         raise RuntimeError("text renders as nothing (no fonts? install fonts-dejavu-core)")
-    return f"platform plugin '{app.platformName()}', text rendered ({inked} px)"
+    return f"platform plugin '{qpa_name}', text rendered ({inked} px)"
 
 
 def check_llama(directory: Path) -> str:
@@ -119,7 +120,7 @@ def check_llama(directory: Path) -> str:
         llm = llama_cpp.Llama(str(model), n_ctx=64, n_threads=1, verbose=False)
     out = llm.create_completion("The capital of France is", max_tokens=1, temperature=0.0)
     llm.close()
-    word = out["choices"][0]["text"]
+    word = out["choices"][0]["text"]  # type: ignore[index]  # not streamed: one response
     return f"{model.name}: 'The capital of France is' → {word!r}; from {loaded_from('libllama')}"
 
 

@@ -342,10 +342,12 @@ class EchoGuard:
         mic_db, level = rms_db(mic), rms_db(cleaned)
         if self.noise_db is None:
             self._learn_noise(mic_db)
+        noise_db = self.noise_db
+        assert noise_db is not None  # _learn_noise sets it
         far_db = float(frame_rms_db(far_window.reshape(-1, FRAME)).max())
         far_active = far_db > FAR_SILENT_DB  # the reference is digital: silence is (near) zero
         echo_floor = far_db + self.floor_db + c.margin_db if far_active else -120.0
-        loud = level > max(c.min_db, self.noise_db + c.snr_db, echo_floor)
+        loud = level > max(c.min_db, noise_db + c.snr_db, echo_floor)
         # A frame the canceller mostly removed was mostly echo, whatever is left of it.
         removed = mic_db - level
         echo_like = far_active and removed > c.explained_db

@@ -31,6 +31,7 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import soxr
@@ -127,7 +128,7 @@ class Microphone:
         self._ring = np.zeros(int(ring_s * RATE), dtype=np.float32)
         self._written = 0  # total samples ever written (monotonic position)
         self._lock = threading.Lock()
-        self._stream = None
+        self._stream: Any = None  # sounddevice.InputStream, imported when opened
         self._resampler: soxr.ResampleStream | None = None
         self._mark: int | None = None
         self._written_cond = threading.Condition(self._lock)
@@ -241,7 +242,8 @@ class Microphone:
         change_db = abs(20 * np.log10(max(level.rms, 1e-6) / max(self._level_sent.rms, 1e-6)))
         if change_db >= 1.0 or self._written - self._level_sent_at >= RATE:
             self._level_sent, self._level_sent_at = level, self._written
-            self.on_level(level)
+            if self.on_level is not None:
+                self.on_level(level)
 
     # ----- utterances -----------------------------------------------------------------------
     @property

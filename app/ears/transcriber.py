@@ -40,6 +40,8 @@ RATE = 16000
 WINDOW_S = 30.0  # whisper's own window: no piece may be longer
 FULL_AUDIO_CTX = 1500
 ANNOTATION = re.compile(r"\[[^\]]*\]|\([^)]*\)|\*[^*]*\*|♪+")
+
+
 @dataclass
 class SttConfig:
     model_path: Path

@@ -28,7 +28,8 @@ def run_gui(argv: list[str] | None = None, minimized: bool = False) -> int:
         return 2
     if platform.qpa:
         os.environ["QT_QPA_PLATFORM"] = platform.qpa
-    app = QApplication.instance() or QApplication(argv or sys.argv[:1])
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(argv or sys.argv[:1])
     log.info("Qt platform: %s", app.platformName())
     app.setApplicationName("talk-llama")
     app.setDesktopFileName("io.github.talkllama.TalkLlama")
@@ -51,6 +52,7 @@ class _FirstPaint(QObject):
 
     def __init__(self, widget: QWidget, then: Callable[[], None], fallback_ms: int = 1000) -> None:
         super().__init__(widget)
+        self._widget = widget
         self._then: Callable[[], None] | None = then
         widget.installEventFilter(self)
         QTimer.singleShot(fallback_ms, self._fire)
@@ -64,7 +66,7 @@ class _FirstPaint(QObject):
     def _fire(self) -> None:
         then, self._then = self._then, None
         if then is not None:
-            self.parent().removeEventFilter(self)
+            self._widget.removeEventFilter(self)
             then()
 
 

@@ -14,14 +14,15 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from app.loop.assistant import Assistant, AssistantConfig
+from app.loop.assistant import Assistant
+from app.loop.assistant_config import AssistantConfig
 from app.loop.events import Event
 
 log = logging.getLogger(__name__)
 
 
 class AssistantBridge(QObject):
-    event = Signal(str, dict)  # kind, data — delivered on the GUI thread
+    arrived = Signal(str, dict)  # an assistant event (kind, data), delivered on the GUI thread
     shutdown_done = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -32,7 +33,7 @@ class AssistantBridge(QObject):
         self._muted = False
 
     def _forward(self, ev: Event) -> None:
-        self.event.emit(ev.kind, ev.data)
+        self.arrived.emit(ev.kind, ev.data)
 
     def start(self, config: AssistantConfig) -> None:
         """Start (or restart with new settings) in the background."""

@@ -32,7 +32,7 @@ class ChatFeed:
     def clear(self) -> None:
         self.chat.messages.clear()
         self.reply = None
-        self.chat.render()
+        self.chat.redraw()
 
     def speech_ended(self) -> None:
         """The assistant stopped speaking: the highlight ends with the speech."""
@@ -55,7 +55,7 @@ class ChatFeed:
             )
             for m in d["messages"]
         ]
-        self.chat.render()
+        self.chat.redraw()
 
     _on_switched = _on_history
 
@@ -97,7 +97,7 @@ class ChatFeed:
         if m and m[-1].role == "user" and m[-1].text == d["text"]:
             m.pop()
         self.reply = None
-        self.chat.render()
+        self.chat.redraw()
 
     def _on_turn(self, d: dict) -> None:
         if self.reply is not None:

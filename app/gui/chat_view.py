@@ -19,7 +19,15 @@ from datetime import datetime
 
 from markdown_it import MarkdownIt
 from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
-from PySide6.QtGui import QColor, QGuiApplication, QPalette, QTextBlockFormat, QTextCharFormat, QTextCursor
+from PySide6.QtGui import (
+    QColor,
+    QGuiApplication,
+    QHelpEvent,
+    QPalette,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+)
 from PySide6.QtWidgets import QTextBrowser, QToolTip, QWidget
 
 from app.brain.history import speaker_name
@@ -57,7 +65,8 @@ HANDS_FREE_HINT = "Just speak: hands-free listening is on. You can also type a m
 
 def _mix(a: QColor, b: QColor, share: float) -> str:
     """`share` of `b` over `a`, as an opaque #rrggbb (table backgrounds take no alpha)."""
-    mixed = [round(x * (1 - share) + y * share) for x, y in zip(a.getRgb()[:3], b.getRgb()[:3], strict=True)]
+    pairs = ((a.red(), b.red()), (a.green(), b.green()), (a.blue(), b.blue()))
+    mixed = [round(x * (1 - share) + y * share) for x, y in pairs]
     return "#{:02x}{:02x}{:02x}".format(*mixed)
 
 
@@ -88,8 +97,8 @@ class ChatView(QTextBrowser):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(40)
-        self._timer.timeout.connect(self.render)
-        self.render()
+        self._timer.timeout.connect(self.redraw)
+        self.redraw()
 
     def changeEvent(self, event) -> None:
         if event.type() == QEvent.Type.PaletteChange:  # light/dark: the HTML takes its colors
@@ -139,11 +148,12 @@ class ChatView(QTextBrowser):
             self.copied = int(index)
             return
         m.expanded = not m.expanded
-        self.render()
+        self.redraw()
 
     def event(self, e: QEvent) -> bool:
         """Hovering a speaker's name tells when the message was said."""
         if e.type() == QEvent.Type.ToolTip:
+            assert isinstance(e, QHelpEvent)
             anchor = self.anchorAt(e.pos())
             if anchor.startswith("who:"):
                 m = self.messages[int(anchor[4:])]
@@ -153,7 +163,7 @@ class ChatView(QTextBrowser):
             return True
         return super().event(e)
 
-    def render(self) -> None:
+    def redraw(self) -> None:
         """Draw the conversation. While only the newest message changes (a reply streaming, its
         sentence highlight, its timing line) only that message is redrawn: a long conversation
         is not parsed again 25 times a second."""
@@ -194,6 +204,7 @@ class ChatView(QTextBrowser):
                 if head:
                     cursor.insertBlock()
                 self._tail = cursor.position()
+            assert self._tail is not None  # only the last message is replaced once one was drawn
             cursor.setPosition(self._tail)
             cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
             cursor.removeSelectedText()

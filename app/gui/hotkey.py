@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtGui import QGuiApplication
 
@@ -25,7 +26,7 @@ class GlobalHotkey:
 
     def __init__(self, held: HeldKey, window_has_keys: Callable[[], bool] = lambda: False) -> None:
         self.held, self.window_has_keys = held, window_has_keys
-        self._listener = None
+        self._listener: Any = None  # pynput's keyboard.Listener (imported when started)
 
     def start(self, key_name: str) -> tuple[bool, str]:
         platform = QGuiApplication.platformName()
@@ -51,8 +52,9 @@ class GlobalHotkey:
                 self.held.up()
 
         try:
-            self._listener = keyboard.Listener(on_press=press, on_release=release)
-            self._listener.start()
+            listener = keyboard.Listener(on_press=press, on_release=release)
+            listener.start()
+            self._listener = listener
         except Exception as exc:
             return False, f"Global push-to-talk could not start ({exc}); the in-window key still works."
         return True, ""

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject, Signal
-from PySide6.QtGui import QKeySequence
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Signal
+from PySide6.QtGui import QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractSpinBox,
@@ -29,6 +29,12 @@ from app.gui.held_key import HeldKey
 
 TEXT_INPUTS = (QLineEdit, QTextEdit, QPlainTextEdit, QAbstractSpinBox, QComboBox)
 ENTER_KEYS = (0x01000004, 0x01000005)  # Qt.Key_Return, Qt.Key_Enter
+
+
+def _app() -> QCoreApplication:
+    app = QApplication.instance()
+    assert app is not None, "a QApplication exists before any window"
+    return app
 
 
 class WindowKeys(QObject):
@@ -64,10 +70,10 @@ class WindowKeys(QObject):
         self.ptt_button.setDown(False)
 
     def install(self) -> None:
-        QApplication.instance().installEventFilter(self)
+        _app().installEventFilter(self)
 
     def remove(self) -> None:
-        QApplication.instance().removeEventFilter(self)
+        _app().removeEventFilter(self)
         self.held.cancel()
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
@@ -75,7 +81,7 @@ class WindowKeys(QObject):
         if obj is self.window and kind in (QEvent.Type.WindowActivate, QEvent.Type.WindowDeactivate):
             self.window_active = kind == QEvent.Type.WindowActivate
             return False
-        if kind not in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
+        if kind not in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) or not isinstance(event, QKeyEvent):
             return False
         focus = QApplication.focusWidget() or (obj if isinstance(obj, QWidget) else None)
         if focus is not None and focus.window() is not self.window:

@@ -69,7 +69,7 @@ class MainWindow(QMainWindow):
         self.theme.apply(settings.theme)
         self._build()
         self._quitting = False  # Quit, not a close that may hide to the tray
-        self.bridge.event.connect(self.on_event)
+        self.bridge.arrived.connect(self.on_event)
         if settings.window_geometry:
             self.restoreGeometry(QByteArray.fromBase64(settings.window_geometry.encode()))
         self.keys = WindowKeys(self, self.ptt, self.bridge.press, self.bridge.release)
@@ -245,7 +245,7 @@ class MainWindow(QMainWindow):
         self.keys.ptt_key = s.ptt_key
         self.ptt.set_mode(s.ptt_key, s.hands_free)
         self.chat.hint = HANDS_FREE_HINT if s.hands_free else PTT_HINT.format(key=s.ptt_key)
-        self.chat.render()
+        self.chat.redraw()
 
     def send_typed(self) -> None:
         text = self.input.text().strip()
@@ -343,9 +343,10 @@ class MainWindow(QMainWindow):
         self.status(d["message"])
 
     def _on_unanswered(self, d: dict) -> None:
-        """Words that found no language model: back into the box, never lost."""
-        if not self.input.text().strip():
-            self.input.setText(d["text"])
+        """Words that found no language model: back into the box, after what it already holds
+        (typed and not sent), never lost."""
+        typed = self.input.text().rstrip()
+        self.input.setText(f"{typed} {d['text']}" if typed else d["text"])
         self.statusBar().showMessage(f"{d['message']} Your words are back in the message box.", 10000)
 
     # ----- visibility: no microphone levels for a window nobody sees ---------------------------
@@ -374,7 +375,7 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.tray.hide()
-        self.settings.window_geometry = bytes(self.saveGeometry().toBase64()).decode()
+        self.settings.window_geometry = bytes(self.saveGeometry().toBase64().data()).decode()
         self.settings.save()
         self.hotkey.stop()
         self.keys.remove()

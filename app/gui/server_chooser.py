@@ -47,7 +47,8 @@ class ServerChooser(QWidget):
         self.result.setText(f"Connecting to {url}…")
 
         def work() -> None:
-            from app.brain.remote import BrainError, describe_server
+            from app.brain.records import BrainError
+            from app.brain.remote import describe_server
 
             try:
                 self.checked.emit(f"✓ Connected: {describe_server(url, model)}.")

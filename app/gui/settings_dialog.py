@@ -234,15 +234,21 @@ class SettingsDialog(QDialog):
         return w
 
     def _advanced_tab(self) -> QWidget:
-        """Sampling: how the assistant picks its words (README: Long conversations)."""
+        """Sampling: how the assistant picks its words (docs/architecture.md: the sampler)."""
         w = QWidget()
         f = QFormLayout(w)
         current = sampling_config(self.s.sampling)
         self.sampling_boxes: dict[str, QSpinBox | QDoubleSpinBox] = {}
         for key, label, lo, hi, step, tip in self.SAMPLING_FIELDS:
-            box = QSpinBox() if isinstance(step, int) else QDoubleSpinBox(decimals=2)
-            box.setRange(lo, hi)
-            box.setSingleStep(step)
+            box: QSpinBox | QDoubleSpinBox
+            if isinstance(step, int):
+                box = QSpinBox()
+                box.setRange(int(lo), int(hi))
+                box.setSingleStep(step)
+            else:
+                box = QDoubleSpinBox(decimals=2)
+                box.setRange(lo, hi)
+                box.setSingleStep(step)
             box.setValue(getattr(current, key))
             if lo < 0:
                 box.setSpecialValueText("All")  # shown for the minimum, -1

@@ -164,7 +164,14 @@ class VoiceOrb(QAbstractButton):
         if self.isDown():  # held: a tint of the listening green, so the orb stays the brightest
             green = QColor(STATE_COLORS["listening"])
             face = QColor.fromRgbF(
-                *(a * 0.7 + b * 0.3 for a, b in zip(face.getRgbF()[:3], green.getRgbF()[:3], strict=True))
+                *(
+                    a * 0.7 + b * 0.3
+                    for a, b in (
+                        (face.redF(), green.redF()),
+                        (face.greenF(), green.greenF()),
+                        (face.blueF(), green.blueF()),
+                    )
+                )
             )
         elif self.underMouse():
             face = pal.color(QPalette.ColorRole.Light)

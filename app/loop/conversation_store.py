@@ -23,6 +23,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from app.brain import session_files
 from app.system.paths import private_dir, write_private
@@ -162,7 +163,7 @@ class ConversationStore:
 
     # ----- files ---------------------------------------------------------------------------
     @staticmethod
-    def _about(path: Path) -> dict:
+    def _about(path: Path) -> dict[str, Any]:
         try:
             data = json.loads((path / ABOUT).read_text(encoding="utf-8"))
             return data if isinstance(data, dict) else {}
@@ -170,7 +171,7 @@ class ConversationStore:
             return {}
 
     @staticmethod
-    def _write_about(path: Path, about: dict) -> None:
+    def _write_about(path: Path, about: dict[str, Any]) -> None:
         tmp = path / f".{ABOUT}.tmp"
         write_private(tmp, json.dumps(about, ensure_ascii=False, indent=1))
         os.replace(tmp, path / ABOUT)

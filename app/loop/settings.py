@@ -13,10 +13,14 @@ import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.brain.persona import default_prompt
 from app.brain.sampling import SamplingConfig
 from app.system.paths import config_dir, data_dir, private_dir, write_private
+
+if TYPE_CHECKING:  # imported where used: the loop's modules load the models' libraries
+    from app.loop.assistant_config import AssistantConfig
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +132,7 @@ def conversations_dir() -> Path:
     return data_dir() / "conversations"
 
 
-def assistant_config(s: AppSettings, session_dir: Path | None = None):
+def assistant_config(s: AppSettings, session_dir: Path | None = None) -> AssistantConfig:
     """The AssistantConfig these settings describe (catalog defaults for empty model paths;
     `session_dir`: the conversation to continue)."""
     from app.brain.persona import Persona
@@ -136,7 +140,7 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None):
     from app.catalog.catalog import default_model_path
     from app.ears.transcriber import SttConfig
     from app.ears.vad import VadConfig
-    from app.loop.assistant import AssistantConfig
+    from app.loop.assistant_config import AssistantConfig
     from app.loop.turn_end import RULES, TurnEndConfig
     from app.voice.speaker import SpeakerConfig
 

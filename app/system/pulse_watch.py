@@ -25,6 +25,7 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 log = logging.getLogger(__name__)
 INVALID_INDEX = 0xFFFFFFFF  # libpulse's PA_INVALID_INDEX: "not a monitor"
@@ -58,7 +59,7 @@ class PulseWatch:
         self.on_change = on_change
         self.client_name = client_name
         self._pid = str(os.getpid())
-        self._pulse = None
+        self._pulse: Any = None  # pulsectl.Pulse (the library has no type hints)
         self._thread: threading.Thread | None = None
         self._closed = threading.Event()
         self._on: dict[str, Device] = {}  # direction -> device our stream was on at the last look

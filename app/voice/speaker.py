@@ -28,6 +28,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, Final, Literal
 
 import numpy as np
 
@@ -64,6 +65,7 @@ class _Playing:
     index: int
     speech: Speech
     written: int = 0  # samples handed to the device so far
+    buffered: int = 0  # of those, how many its output buffer holds before they are heard
 
 
 @dataclass
@@ -72,6 +74,9 @@ class SpeakerConfig:
     rate: int | None = None  # words per minute (espeak default 175)
     volume: float | None = None  # 0..1
     device: int | str | None = None  # sounddevice output device
+    # Output buffer (PortAudio's suggested latency): seconds, or "low" (the device's lowest, ~9 ms
+    # on PulseAudio). bench/underruns.py measures what a busy desktop needs.
+    latency: float | str = "low"
 
 
 class SentenceQueue:
@@ -118,14 +123,16 @@ class Speaker(SentenceQueue):
             self._synth, self.available, self.problem = None, False, str(exc)
             log.warning("speech output disabled: %s", exc)
         self._text_q: queue.Queue[tuple[int, int, str, _Hold | None] | None] = queue.Queue()
-        self._pcm_q: queue.Queue[tuple[int, int, Speech, _Hold | None] | None] = queue.Queue()
+        self._pcm_q: queue.Queue[tuple[int, int, Speech, _Hold | None] | Literal["abort"] | None] = (
+            queue.Queue()
+        )
         self._hold: _Hold | None = None  # the sentences held now (see the module docstring)
         self._playing: _Playing | None = None
         self._generation = 0  # bumped by stop(): stale work is dropped
         self._index = 0
         self._pending = 0
         self._lock = threading.Lock()
-        self._stream = None
+        self._stream: Any = None  # sounddevice.OutputStream, opened per reply
         self._closed = False
         self._threads = [
             threading.Thread(target=self._synth_loop, name="speaker-synth", daemon=True),
@@ -180,7 +187,7 @@ class Speaker(SentenceQueue):
             _drain(q)
         self._pcm_q.put(_SILENCE)  # the playback thread aborts its stream (buffered sound too)
         if cut and playing is not None:
-            heard = playing.speech.heard(playing.written)
+            heard = playing.speech.heard(max(0, playing.written - playing.buffered))
             self._emit(SpeakerEvent("sentence_cut", playing.speech.text, playing.index, heard=heard))
 
     def close(self) -> None:
@@ -240,7 +247,7 @@ class Speaker(SentenceQueue):
             channels=1,
             dtype="float32",
             device=self.config.device,
-            latency="low",
+            latency=self.config.latency,
         )
         stream.start()
         log.info("output stream open: %.0f ms of output latency", stream.latency * 1000)
@@ -271,7 +278,7 @@ class Speaker(SentenceQueue):
                 continue
             if item is None:
                 return
-            if item is _SILENCE:
+            if item == _SILENCE:
                 self._abort_stream()
                 continue
             gen, index, speech, hold = item
@@ -292,7 +299,9 @@ class Speaker(SentenceQueue):
                 self._close_stream()
                 self._stream = self._open_stream()
             stream = self._stream
-            block = int(self._synth.sample_rate * BLOCK_S) if self._synth else 441
+            assert self._synth is not None  # a speaker without a synthesizer plays nothing
+            block = int(self._synth.sample_rate * BLOCK_S)
+            playing.buffered = int(float(stream.latency) * self._synth.sample_rate)
             self._playing = playing
             self._emit(SpeakerEvent("sentence_started", text, index))
             for start in range(0, len(pcm), block):
@@ -322,7 +331,8 @@ class Speaker(SentenceQueue):
         self._finish_one(gen)
 
 
-_SILENCE = object()  # playback queue item: abort the stream now (see stop())
+_Pcm = tuple[int, int, "Speech", "_Hold | None"]  # generation, index, sound, hold
+_SILENCE: Final = "abort"  # playback queue item: abort the stream now (see stop())
 
 
 def _drain(q: queue.Queue) -> None:

@@ -19,6 +19,7 @@ import itertools
 import logging
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -102,7 +103,7 @@ class Synthesizer:
         self._cancelled = False
         _espeak.SetSynthCallback(self._on_synth)
 
-    def _on_synth(self, wav: ctypes.c_void_p, numsamples: int, events: ctypes.c_void_p) -> int:
+    def _on_synth(self, wav: ctypes.c_void_p, numsamples: int, events: Any) -> int:
         """espeak's thread: collect samples and word starts; return 1 to abort when cancelled."""
         if numsamples > 0 and wav:
             self._chunks.append(ctypes.string_at(wav, numsamples * 2))
