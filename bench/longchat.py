@@ -47,7 +47,8 @@ FIRST_SCORED = 20  # replies 21+ are scored: by then a conversation has history 
 RESULTS = ROOT / "bench" / "results"
 MAX_TOKENS = 64  # spoken replies are one or two sentences; a cap keeps the run bounded
 
-# Sampler configurations compared (README table). `today` is the sampler before issue #11.
+# Sampler configurations compared (docs/benchmarks.md). `today`: reset each turn, no DRY, the
+# repeat penalty over this reply only (the baseline the default is measured against).
 CONFIGS: dict[str, dict] = {
     "default": {},
     "today": {"history_tokens": 0, "dry_multiplier": 0.0},

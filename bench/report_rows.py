@@ -1,0 +1,301 @@
+"""Rows of the report, one group per result file in bench/results/ (bench.report writes them)."""
+
+from __future__ import annotations
+
+from bench.report_turns import bargein_rows, idle_rows, latency_rows, load_rows, prosody_row
+from bench.result_files import Row, load, ok
+
+
+def rows() -> list[Row]:
+    out: list[Row] = []
+    if c := load("context"):
+        g, k, r, s = c["generation"], c["shift_cost"], c["rss"], c["session"]
+        last = c["turns"]
+        out += [
+            (
+                "context",
+                f"engine prompt time, turn {last} / turn 2",
+                f"{c['engine_last_over_turn2']}×",
+                f"≤ 1.3 ({ok(c['engine_last_over_turn2'] <= 1.3)})",
+            ),
+            (
+                "context",
+                f"baseline (message list + truncation) / engine at turn {last}",
+                f"{c['baseline_over_engine_last']}× ({c['baseline_prompt_tokens_last']} vs "
+                f"{c['engine_prompt_tokens_last']} prompt tokens)",
+                f"≥ 5× ({ok(c['baseline_over_engine_last'] >= 5)})",
+            ),
+            (
+                "context",
+                "total prompt-eval time over the run, engine vs baseline",
+                f"{c['engine_total_prompt_s']} s vs {c['baseline_total_prompt_s']} s",
+                "",
+            ),
+            (
+                "context",
+                "generation speed vs create_completion(stream=True)",
+                f"{g['ratio']}× ({g['engine_tok_s']} vs {g['create_completion_tok_s']} tok/s)",
+                f"≥ 0.95 ({ok(g['ratio'] >= 0.95)})",
+            ),
+            (
+                "context",
+                f"shift cost: next-token KL vs fresh evaluation ({k['shifts_measured']} shifts)",
+                f"mean {k['kl_mean']} nats, max {k['kl_max']}; top-1 agreement {k['top1_agreement']}",
+                "reported",
+            ),
+            (
+                "context",
+                f"session resume vs re-evaluation ({s['n_past']} tokens)",
+                f"{s['resume_ms']} ms vs {s['replay_ms']} ms ({s['replay_over_resume']}×)",
+                "reported",
+            ),
+            (
+                "context",
+                "RSS after 1000 short turns vs after 50",
+                f"{r['growth_pct']:+}% ({r['rss_mb_50']} MB)",
+                f"within 5% ({ok(abs(r['growth_pct']) <= 5)})",
+            ),
+        ]
+    if t := load("stt"):
+        for name, m in t["models"].items():
+            a, f = m["auto"], m["full"]
+            default = name == t["default_model"]
+            tag = f"stt {name}" + (" (default)" if default else "")
+            out += [
+                (
+                    tag,
+                    f"RTF p50, automatic audio_ctx (mean {a['audio_ctx_mean']:.0f}) vs full window, "
+                    f"{t['clips']} clips of {t['clip_s_mean']} s",
+                    f"{a['rtf_p50']} vs {f['rtf_p50']} ({m['speedup_auto_vs_full']}× faster)",
+                    f"≤ 0.15 ({ok(a['rtf_p50'] <= 0.15)})" if default else "reference",
+                ),
+                (
+                    tag,
+                    "WER, automatic vs full window (espeak-ng, 6 voices); vs f16 full window",
+                    f"{a['wer_pct']}% vs {f['wer_pct']}% ({m['wer_delta_points']:+} points); "
+                    f"{m['wer_vs_f16_full']['auto']:+} points",
+                    f"≤ +1 point ({ok(m['wer_delta_points'] <= 1)})" if default else "reference",
+                ),
+            ]
+        out.append(
+            (
+                "stt",
+                "end-of-speech detection latency p50 / p90 (ours vs talk-llama's rule)",
+                f"{t['eos_ms_ours']['p50']} / {t['eos_ms_ours']['p90']} ms vs "
+                f"{t['eos_ms_talk_llama']['p50']} / {t['eos_ms_talk_llama']['p90']} ms",
+                f"≤ 500 ms ({ok(t['eos_ms_ours']['p50'] <= 500)})",
+            )
+        )
+    if s := load("tts"):
+        o, p = s["ours"], s["pyttsx3"]
+        out += [
+            (
+                "tts",
+                "10-word sentence → first audio on the device, p50 / p90",
+                f"{o['first_audio_ms_p50']} / {o['first_audio_ms_p90']} ms (pyttsx3 say+runAndWait: "
+                f"{p['first_audio_ms_p50']} ms)",
+                f"≤ 150 ms ({ok(o['first_audio_ms_p50'] <= 150)})",
+            ),
+            (
+                "tts",
+                "gap between queued sentences (beyond their own pauses), p50 / max",
+                f"{o['gap_ms_p50']} / {o['gap_ms_max']} ms",
+                f"≤ 150 ms ({ok(o['gap_ms_max'] <= 150)})",
+            ),
+            (
+                "tts",
+                "stop() → silence on the device, p50 / max",
+                f"{o['stop_ms_p50']} / {o['stop_ms_max']} ms (pyttsx3: {p['stop']})",
+                f"≤ 100 ms ({ok(o['stop_ms_max'] <= 100)})",
+            ),
+        ]
+    if lat := load("latency"):
+        out += latency_rows(lat)
+    if r := load("pauses"):
+        lost, ms = r["tail_lost"], r["whisper_ms_p50"]
+        out.append(
+            (
+                "pauses",
+                f"utterances with a 0.6–1.2 s pause mid-sentence whose last word whisper lost, given "
+                f"them whole vs with the pause cut to 300 ms ({r['utterances']}); whisper p50",
+                f"{lost['whole']} vs {lost['squeezed']}; {ms['whole']} vs {ms['squeezed']} ms",
+                "",
+            )
+        )
+    if r := load("prosody"):
+        out.append(prosody_row(r))
+    if r := load("longchat"):
+        out += longchat_rows(r)
+    if r := load("idle"):
+        out += idle_rows(r)
+    if r := load("bargein"):
+        out += bargein_rows(r)
+    if r := load("remote"):
+        out += remote_rows(r)
+    if r := load("load"):
+        out += load_rows(r)
+    if r := load("chatview"):
+        out.append(
+            (
+                "chatview",
+                f"{r['messages']} messages (bubbles): open · redraw while a reply streams, p50 "
+                "(whole view redrawn)",
+                f"{r['open_ms_p50']} · {r['redraw_ms_p50']} ms ({r['full_redraw_ms_p50']} ms; "
+                f"{r['redraw_speedup']}× faster)",
+                "reported",
+            )
+        )
+    if r := load("switch"):
+        out.append(
+            (
+                "switch",
+                f"open a conversation with a full {r['n_ctx']}-token context: state restored vs "
+                "re-evaluated, p50 of 5",
+                f"{r['switch_ms_p50']} vs {r['reevaluate_ms_p50']} ms ({r['speedup']}×; "
+                f"state file {r['state_mb']} MB)",
+                "reported",
+            )
+        )
+    if r := load("orb"):
+        met = "met" if min(r["quiet_fps"], r["busy_fps"]) >= 30 else "**missed**"
+        out.append(
+            (
+                "orb",
+                "voice orb while speaking: frames a second · GUI-thread CPU per frame, quiet / one core busy",
+                f"{r['quiet_fps']} · {r['quiet_gui_ms_per_frame']} ms / {r['busy_fps']} · "
+                f"{r['busy_gui_ms_per_frame']} ms (idle: {r['quiet_idle_fps']:.0f} frames)",
+                f"≥ 30 fps ({met})",
+            )
+        )
+    if r := load("fragments"):
+        out += fragments_rows(r)
+    for name in ("coldstart", "coldstart-cold"):
+        if r := load(name):
+            out += coldstart_rows(r)
+    return out
+
+
+def fragments_rows(r: dict) -> list[Row]:
+    voices = ", ".join(r["voices"])
+    return [
+        (
+            "fragments",
+            f"slices of questions shorter than a word (60-180 ms) that became turns ({voices})",
+            f"{r['subword_turns']} of {r['subword_pieces']}",
+            f"0 ({ok(r['subword_turns'] == 0)})",
+        ),
+        (
+            "fragments",
+            "cut pieces of questions that became one of whisper's stock phrases (loops cut to one saying)",
+            f"{r['stock_phrase_turns']} of {r['cut_pieces']} "
+            f"(whisper wrote one {r['whisper_stock_phrases']} times)",
+            f"0 ({ok(r['stock_phrase_turns'] == 0)})",
+        ),
+        (
+            "fragments",
+            "short real answers heard as turns (Okay, Thanks, Five, Yes, No …)",
+            f"{r['answers_heard']} of {r['answers']}",
+            f"all ({ok(r['answers_heard'] == r['answers'])})",
+        ),
+    ]
+
+
+def coldstart_rows(r: dict) -> list[Row]:
+    cache = "page cache dropped before each start" if r["cold"] else "files in the page cache"
+    return [
+        (
+            "coldstart",
+            f"bundle vs venv (`make run`): process start → window shown, p50 of {r['runs']}, {cache}",
+            f"{r['bundle_shown_p50_ms']:.0f} vs {r['venv_shown_p50_ms']:.0f} ms "
+            f"({r['shown_ratio_bundle_vs_venv']}×)",
+            "reported",
+        ),
+        (
+            "coldstart",
+            f"bundle vs venv: process start → both models loaded, p50 of {r['runs']}, {cache}",
+            f"{r['bundle_loaded_p50_ms']:.0f} vs {r['venv_loaded_p50_ms']:.0f} ms "
+            f"({r['loaded_ratio_bundle_vs_venv']}×)",
+            "reported",
+        ),
+    ]
+
+
+def longchat_rows(r: dict) -> list[Row]:
+    """Default sampler vs the fresh baseline (same sampler, same seed) and vs `today`."""
+    configs = r["configs"]
+    if "default" not in configs:
+        return []
+    runs, today = configs["default"]["runs"], configs.get("today", {}).get("runs")  # today: optional
+    fresh = runs["fresh"]
+    seeds = sorted(fresh)
+    out = []
+    for mode in [m for m in runs if m != "fresh"]:
+        n = mode.removeprefix("ctx")
+        per = [(runs[mode][s], fresh[s]) for s in seeds]
+        share = [a["template_share"] for a, _ in per]
+        fresh_share = [f["template_share"] for _, f in per]
+        met = all(a["template_share"] <= min(0.20, 2 * f["template_share"]) for a, f in per)
+        ratio = [round(a["on_topic"] / f["on_topic"], 2) for a, f in per]
+        today_share = [today[mode][s]["template_share"] for s in seeds] if today else []
+        out += [
+            (
+                "longchat",
+                f"template share, turns 21+, n_ctx {n}, seeds {', '.join(seeds)}",
+                f"{share} (fresh {fresh_share}; before: {today_share})",
+                f"≤ 2× fresh and ≤ 0.20, every seed ({ok(met)})",
+            ),
+            (
+                "longchat",
+                f"on-topic vs fresh, n_ctx {n}",
+                f"{ratio}× ({[a['on_topic'] for a, _ in per]} vs {[f['on_topic'] for _, f in per]})",
+                f"≥ 0.9×, every seed ({ok(min(ratio) >= 0.9)})",
+            ),
+        ]
+        costs = [runs[mode][s].get("sampler_ms_per_token") for s in seeds]
+        if all(costs):
+            before = sum(c["today"] for c in costs) / len(costs)
+            after = sum(c["this"] for c in costs) / len(costs)
+            ms_token = sum(1000 / runs[mode][s]["tokens_per_s"] for s in seeds) / len(seeds)
+            ratio = (ms_token - after + before) / ms_token  # old ms / new ms: eval time is shared
+            out.append(
+                (
+                    "longchat",
+                    f"generation speed vs before: sampler cost per token on the final context, n_ctx {n}",
+                    f"{ratio:.3f}× ({after:.2f} vs {before:.2f} ms of {ms_token:.1f} ms per token)",
+                    f"≥ 0.95 ({ok(ratio >= 0.95)})",
+                )
+            )
+        passed = sum(all(runs[mode][s]["recall"].values()) for s in seeds)
+        checks = ", ".join(runs[mode][seeds[0]]["recall"])
+        out.append(
+            (
+                "longchat",
+                f"recall after the conversation ({checks}), n_ctx {n}",
+                f"{passed}/{len(seeds)} seeds",
+                f"all ({ok(passed == len(seeds))})",
+            )
+        )
+    return out
+
+
+def remote_rows(r: dict) -> list[Row]:
+    p = r["policies"]
+    out = [
+        (
+            "remote",
+            f"{name}: answered · tokens sent / evaluated by the server per turn · first token p50 / p90",
+            f"{m['answered']}/{r['turns']} · {m['sent_mean']} / {m['evaluated_mean']} · "
+            f"{m['ttft_p50_ms']} / {m['ttft_p90_ms']} ms",
+            "",
+        )
+        for name, m in p.items()
+    ]
+    out.append(
+        (
+            "remote",
+            "one-message sliding window / ours: server evaluation · first token p50",
+            f"{r['evaluated_sliding_over_ours']}× · {r['ttft_p50_sliding_over_ours']}×",
+            f"ours answers every turn ({ok(p['ours']['answered'] == r['turns'])})",
+        )
+    )
+    return out

@@ -1,0 +1,175 @@
+"""Rows of the report for the live-conversation benchmarks: voice-to-voice latency and
+turn-taking, how the voice ends, barge-in, a busy machine, idle CPU."""
+
+from __future__ import annotations
+
+from bench.result_files import Row, ok
+
+
+def idle_rows(r: dict) -> list[Row]:
+    targets = {"window": 2.0, "window-minimized": 1.0, "chat": 3.0}
+    return [
+        (
+            "idle",
+            f"CPU (% of one core) and RSS doing nothing, {mode}, {r['seconds']:.0f} s",
+            f"{m['cpu_percent']}% · {m['rss_mb']} MB",
+            f"≤ {targets[mode]}% ({ok(m['cpu_percent'] <= targets[mode])})" if mode in targets else "",
+        )
+        for mode, m in r["modes"].items()
+    ]
+
+
+def bargein_rows(r: dict) -> list[Row]:
+    out = []
+    for mic, m in r["mics"].items():
+        s = m["summary"]
+        rate = s["detected"] / s["trials"]
+        p50, p90 = s["to_silence_p50_ms"], s["to_silence_p90_ms"]
+        fast = p50 is not None and p50 <= 300 and p90 <= 500
+        out += [
+            (
+                "bargein",
+                f"{mic}: detected · question heard after it · speech start → silence p50 / p90",
+                f"{s['detected']}/{s['trials']} · {s['heard']}/{s['trials']} · {p50} / {p90} ms",
+                f"≥ 95%, ≤ 300 / 500 ms ({ok(rate >= 0.95 and fast)})",
+            ),
+            (
+                "bargein",
+                f"{mic}: false barge-ins · false turns over {s['replies']} whole replies",
+                f"{s['false_barges']} · {s['false_turns']}",
+                f"0 ({ok(s['false_barges'] == 0)})",
+            ),
+        ]
+    return out
+
+
+def load_rows(r: dict) -> list[Row]:
+    s = r["summary"]
+    out = [
+        (
+            "load",
+            f"{condition}: generation tok/s, auto · fixed 1 · fixed 2 threads",
+            " · ".join(str(s[condition][k]["tok_s"]) for k in ("auto", "fixed-1", "fixed-2")),
+            "",
+        )
+        for condition in ("quiet", "busy")
+    ]
+    out += [
+        (
+            "load",
+            "one core busy: auto / best fixed",
+            f"{r['busy_auto_over_best_fixed']}×",
+            f"≥ 0.9 ({ok(r['busy_auto_over_best_fixed'] >= 0.9)})",
+        ),
+        (
+            "load",
+            "quiet: auto / fixed 2 (the old default)",
+            f"{r['quiet_auto_over_fixed2']}×",
+            f"≥ 0.97 ({ok(r['quiet_auto_over_fixed2'] >= 0.97)})",
+        ),
+    ]
+    if "heard_p50_busy_over_quiet" in r:
+        out.append(
+            (
+                "load",
+                "voice-to-voice p50, one core busy / quiet",
+                f"{r['heard_p50_busy_over_quiet']}× "
+                f"({r['heard_p50_busy_ms']} vs {r['heard_p50_quiet_ms']} ms)",
+                f"≤ 1.5 ({ok(r['heard_p50_busy_over_quiet'] <= 1.5)})",
+            )
+        )
+    return out
+
+
+def prosody_row(r: dict) -> Row:
+    v = r["voices"]
+
+    def total(group: str) -> str:
+        held = sum(x[group]["held"] for x in v.values())
+        n = sum(x[group]["n"] for x in v.values())
+        lo, hi = min(x[group]["min"] for x in v.values()), max(x[group]["max"] for x in v.values())
+        return f"{held}/{n} ({lo}–{hi}×)"
+
+    return (
+        "prosody",
+        f"voice at a pause ≥ {r['hold_at']}× where statements end, {len(v)} espeak-ng voices: "
+        "mid-sentence pause; head said alone; held-out statements",
+        f"{total('through')}; {total('apart')}; {total('statements')}",
+        "all; none; none",
+    )
+
+
+def latency_rows(lat: dict) -> list[Row]:
+    rules, seq, ptt = lat["rules"], lat["sequential_ms"]["heard"], lat["push_to_talk"]["release_to_heard_ms"]
+    runs = lat.get("runs", [])
+
+    def spread(key: str) -> str:
+        values = [r[key] for r in runs]
+        return f" (runs: {min(values)}–{max(values)})" if len(values) > 1 else ""
+
+    out = []
+    for rule in ("fixed", "words"):
+        st = rules[rule]["stages_ms"]
+        stages = " · ".join(f"{k} {v['p50']}" for k, v in st.items() if k != "heard")
+        out.append(
+            (
+                "latency",
+                f"{rule} rule: stages p50 after the end of speech, {lat['questions']} questions (ms)",
+                stages,
+                "",
+            )
+        )
+    words, fixed = rules["words"]["stages_ms"]["heard"], rules["fixed"]["stages_ms"]["heard"]
+    out += [
+        (
+            "latency",
+            "hands-free voice-to-voice p50 / p90, words rule (fixed rule; sequential)",
+            f"{words['p50']} / {words['p90']} ms{spread('heard_p50_words')} "
+            f"({fixed['p50']} / {fixed['p90']}{spread('heard_p50_fixed')}; {seq['p50']} / {seq['p90']})",
+            f"≤ 400 ms ({ok(words['p50'] <= 400)})",
+        ),
+        (
+            "latency",
+            "push-to-talk release (200 ms after the last word) → first sample heard, p50 / p90",
+            f"{ptt['p50']} / {ptt['p90']} ms{spread('ptt_p50')}",
+            f"≤ 350 ms ({ok(ptt['p50'] <= 350)})",
+        ),
+        (
+            "latency",
+            "speed-up to first audio vs sequential (talk-llama's order)",
+            f"{lat['speedup_vs_sequential_p50']}×",
+            f"≥ 2× ({ok(lat['speedup_vs_sequential_p50'] >= 2)})",
+        ),
+    ]
+    return out + paused_rows(rules, spread)
+
+
+WAYS = {
+    "through": "one sentence, the voice held up at the pause",
+    "apart": "the first half spoken alone, ending like a finished sentence",
+}
+
+
+def paused_rows(rules: dict, spread) -> list[Row]:
+    """Turns ended at a mid-sentence pause (bench/latency.py `paused_wavs`), both ways of saying."""
+    out = []
+    for way, how in WAYS.items():
+        pw, pf = rules["words"]["paused"][way], rules["fixed"]["paused"][way]
+        out += [
+            (
+                "latency",
+                f"turns ended at a 500–800 ms mid-sentence pause ({how}), words rule (fixed rule)",
+                f"{pw['premature']}/{pw['n']}{spread(f'premature_words_{way}')} "
+                f"({pf['premature']}/{pf['n']})",
+                f"≤ 10% ({ok(pw['premature'] <= 0.1 * pw['n'])})",
+            ),
+            (
+                "latency",
+                "… of which left as two turns (speech on within 1.5 s continues a turn), words rule "
+                "(fixed rule); the assistant's voice had started",
+                f"{pw['split']}/{pw['n']} ({pf['split']}/{pf['n']}); voice started in "
+                f"{pw['voice_early']} ({pf['voice_early']})",
+                "",
+            ),
+        ]
+    return out
