@@ -122,15 +122,25 @@ def test_new_messages_scroll_into_view_unless_scrolled_up(qtbot, config_dir) -> 
     w.chat.redraw()
     bar = w.chat.verticalScrollBar()
     qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum(), timeout=5000)
+    assert not w.chat.latest.isVisible()
     bar.setValue(0)  # the reader scrolls up to read
     w.chat.add("assistant", "a new reply")
     w.chat.redraw()
     QApplication.processEvents()
-    assert bar.value() == 0
-    bar.setValue(bar.maximum())  # back at the bottom: follows again
-    w.chat.add("assistant", "another reply " * 20)
+    assert bar.value() == 0 and w.chat.latest.isVisible()  # and the way back is offered
+    shot(w, "jump-to-latest")
+    qtbot.mouseClick(w.chat.latest, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum() and not w.chat.latest.isVisible(), timeout=5000)
+    w.chat.add("assistant", "another reply " * 20)  # following again
     w.chat.redraw()
     qtbot.waitUntil(lambda: bar.value() == bar.maximum(), timeout=5000)
+    # scrolled up, then another conversation: it shows from its newest message
+    bar.setValue(0)
+    w.feed.handle("history", {"messages": []})
+    for i in range(40):
+        w.chat.add("user" if i % 2 == 0 else "assistant", f"new conversation line {i} " * 6)
+    w.chat.redraw()
+    qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum(), timeout=5000)
     close_window(w)
 
 

@@ -30,9 +30,8 @@ class ChatFeed:
         return True
 
     def clear(self) -> None:
-        self.chat.messages.clear()
         self.reply = None
-        self.chat.redraw()
+        self.chat.show_messages([])
 
     def speech_ended(self) -> None:
         """The assistant stopped speaking: the highlight ends with the speech."""
@@ -43,19 +42,20 @@ class ChatFeed:
     def _on_history(self, d: dict) -> None:
         """The whole conversation (at start, or another one opened: `switched`)."""
         self.reply = None
-        self.chat.messages = [
-            ChatMessage(
-                m.role,
-                m.text,
-                m.interrupted,
-                latency=m.details,
-                name=m.name,
-                unspoken=m.unspoken,
-                at=datetime.fromtimestamp(m.time),
-            )
-            for m in d["messages"]
-        ]
-        self.chat.redraw()
+        self.chat.show_messages(
+            [
+                ChatMessage(
+                    m.role,
+                    m.text,
+                    m.interrupted,
+                    latency=m.details,
+                    name=m.name,
+                    unspoken=m.unspoken,
+                    at=datetime.fromtimestamp(m.time),
+                )
+                for m in d["messages"]
+            ]
+        )
 
     _on_switched = _on_history
 

@@ -18,17 +18,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from markdown_it import MarkdownIt
-from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
     QGuiApplication,
     QHelpEvent,
     QPalette,
+    QResizeEvent,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
 )
-from PySide6.QtWidgets import QTextBrowser, QToolTip, QWidget
+from PySide6.QtWidgets import QTextBrowser, QToolButton, QToolTip, QWidget
 
 from app.brain.history import speaker_name
 
@@ -91,6 +92,12 @@ class ChatView(QTextBrowser):
         self.anchorClicked.connect(self._toggle)
         self._follow = True  # at the bottom: keep showing the newest message
         self._rendering = False
+        self.latest = QToolButton(self)  # shown while the reader is scrolled up
+        self.latest.setText("↓ Jump to latest")
+        self.latest.setAccessibleName("Jump to the latest message")
+        self.latest.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the chat stays one Tab stop
+        self.latest.clicked.connect(self.follow_latest)
+        self.latest.hide()
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._scrolled)
         bar.rangeChanged.connect(self._range_changed)
@@ -104,6 +111,34 @@ class ChatView(QTextBrowser):
         if event.type() == QEvent.Type.PaletteChange:  # light/dark: the HTML takes its colors
             self.schedule()
         super().changeEvent(event)
+
+    def show_messages(self, messages: list[ChatMessage]) -> None:
+        """Another conversation (or none): its messages, shown from the newest."""
+        self.messages = messages
+        self._follow = True
+        self.redraw()
+
+    def follow_latest(self) -> None:
+        """Scroll to the newest message and keep following new ones."""
+        self._follow = True
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.maximum())
+        self._place_latest()
+
+    def _place_latest(self) -> None:
+        bar = self.verticalScrollBar()
+        below = bar.value() < bar.maximum() - 4
+        self.latest.setVisible(below and not self._follow)
+        if self.latest.isVisible():
+            self.latest.adjustSize()
+            area = self.viewport().geometry()
+            self.latest.move(
+                area.right() - self.latest.width() - 12, area.bottom() - self.latest.height() - 12
+            )
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._place_latest()
 
     def add(self, role: str, text: str, interrupted: bool = False, name: str = "") -> ChatMessage:
         msg = ChatMessage(role, text, interrupted, name=name)
@@ -129,10 +164,12 @@ class ChatView(QTextBrowser):
     def _scrolled(self, value: int) -> None:
         if not self._rendering:  # the reader moved: follow only from the bottom
             self._follow = value >= self.verticalScrollBar().maximum() - 4
+        self._place_latest()
 
     def _range_changed(self, _lo: int, hi: int) -> None:
         if self._follow:  # the layout grew after a render: stay at the bottom
             self.verticalScrollBar().setValue(hi)
+        self._place_latest()
 
     def _toggle(self, url: QUrl) -> None:
         """A link in the view: `lat:i` shows/hides timing details, `copy:i` copies message i,
