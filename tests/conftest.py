@@ -35,6 +35,19 @@ def pytest_configure(config: pytest.Config) -> None:
         _AUDIO = VirtualAudio().start()
 
 
+# Fixtures of the real-time rigs: a test that plays or records through the virtual devices, or
+# runs a window on an X server, runs in real time (seconds each) and belongs to the full suite.
+REAL_TIME = {"virtual_audio", "x11"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`make check` runs `-m "not slow"`: the real-time rigs and the long runs are `slow`."""
+    for item in items:
+        if REAL_TIME & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.audio)
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _AUDIO is not None:
         _AUDIO.stop()

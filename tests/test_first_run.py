@@ -89,6 +89,7 @@ def old_cpu(*command: str, stdin: str | None = None, env: dict | None = None) ->
     )
 
 
+@pytest.mark.slow
 def test_an_older_cpu_gets_a_sentence_not_a_crash(llm_model: Path) -> None:
     # what the check prevents: the model load dies of an illegal instruction on that CPU
     load = f"import llama_cpp; llama_cpp.Llama({str(llm_model)!r}, n_ctx=64, verbose=False)"

@@ -184,6 +184,7 @@ def test_closing_the_stream_early_commits_the_reply(conv: Conversation) -> None:
     assert_consistent(conv)
 
 
+@pytest.mark.slow
 def test_shift_on_whole_turns_over_many_turns(llm_model: Path) -> None:
     """n_ctx 512 over 64 turns: shifts happen, every turn is consistent, the persona survives,
     and right after a shift the newest user turn is still used."""
@@ -276,6 +277,7 @@ def test_monologue_larger_than_the_context(llm_model: Path) -> None:
     c.close()
 
 
+@pytest.mark.slow
 def test_reevaluation_when_memory_cannot_shift(llm_model: Path) -> None:
     """The branch for recurrent/hybrid models, exercised on the real model by declaring it."""
     c = make(llm_model, n_ctx=384, max_tokens=24)

@@ -18,6 +18,8 @@ from bench.longchat import scores
 from bench.longchat_script import LINES
 from tests.test_llm import assert_consistent
 
+pytestmark = pytest.mark.slow  # many turns on the real model: the full suite, not `make check`
+
 # Sampling on (temperature > 0, seeded), so the draw and the penalties both matter.
 SAMPLED = SamplingConfig(seed=11, temperature=0.7, top_k=40, top_p=0.95)
 
@@ -56,7 +58,6 @@ def test_reply_spans_survive_shifts(llm_model: Path) -> None:
     c.close()
 
 
-@pytest.mark.slow
 def test_sixty_turns_at_512_stay_varied(llm_model: Path) -> None:
     """The bench's conversation, 64 turns, many shifts: the most common 4-word sequence stays in
     at most 20% of replies 21+ (the bar of bench/longchat.py) and most replies stay on topic."""

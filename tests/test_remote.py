@@ -99,6 +99,7 @@ def test_cancel_stops_the_servers_generation(server) -> None:
     r.close()
 
 
+@pytest.mark.slow
 def test_trimming_keeps_a_long_conversation_going_in_a_small_context(llm_model, tmp_path) -> None:
     small = LlamaServer(llm_model, tmp_path / "small.log", n_ctx=512)
     try:
@@ -185,6 +186,7 @@ def test_a_stream_dropped_mid_reply_keeps_the_part_received(faults) -> None:
 
 
 # ----- front ends -------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_chat_cli_and_doctor_use_the_server(server, tmp_path) -> None:
     env = {**os.environ, "TALK_LLAMA_CONFIG": str(tmp_path / "config")}
     out = subprocess.run(
