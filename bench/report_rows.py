@@ -169,6 +169,8 @@ def rows() -> list[Row]:
         )
     if r := load("fragments"):
         out += fragments_rows(r)
+    if r := load("underruns"):
+        out += underrun_rows(r)
     for name in ("coldstart", "coldstart-cold"):
         if r := load(name):
             out += coldstart_rows(r)
@@ -198,6 +200,25 @@ def fragments_rows(r: dict) -> list[Row]:
             f"all ({ok(r['answers_heard'] == r['answers'])})",
         ),
     ]
+
+
+def underrun_rows(r: dict) -> list[Row]:
+    """One row per (busy cores, output buffer): device underflows and holes heard, stop time."""
+    out: list[Row] = []
+    for run in r["runs"]:
+        lat = run["latency"] if isinstance(run["latency"], str) else f"{run['latency'] * 1000:.0f} ms"
+        busy = run["busy_cores"]
+        target = f"0 holes ({ok(run['holes'] == 0)})" if busy == 1 else "reported"
+        out.append(
+            (
+                "underruns",
+                f"{run['replies']} replies, output buffer {lat}, {busy} other core(s) busy: underflows · "
+                "holes heard · stop → silence p50 / max",
+                f"{run['underflows']} · {run['holes']} · {run['stop_ms_p50']} / {run['stop_ms_max']} ms",
+                target,
+            )
+        )
+    return out
 
 
 def coldstart_rows(r: dict) -> list[Row]:

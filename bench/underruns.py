@@ -1,0 +1,137 @@
+"""Does the voice play smoothly on a busy desktop? Output underruns and gaps per output buffer.
+
+The Speaker plays replies (one long sentence each) on the virtual speaker while 0, 1 or 2 other
+processes keep a core busy; for each output latency setting (`SpeakerConfig.latency`) it counts
+PortAudio's output underflows (the device ran dry: a hole in the sound) reported by the Speaker,
+and measures the holes on the device: silences inside the sentences (from a level monitor of
+`speaker.monitor`) longer than the synthesized audio's own. Also stop() → silence, which the
+buffer must not lengthen (the stream is aborted, buffered sound included).
+Targets: 0 holes over 20 replies with one core busy; stop ≤ 100 ms.
+Run: .venv/bin/python -m bench.underruns [--replies 20] [--latencies low,0.05,0.1] [--busy 0,1,2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench.common import emit, pct
+from tests.support.monitor import Monitor
+from tests.support.pulse import VirtualAudio
+
+# One long sentence per reply: a silence inside it longer than the synthesized audio's own is a
+# hole in the sound (the gaps between sentences are bench/tts's measure).
+REPLY = [
+    "Once upon a time there was a small dragon who lived by a quiet river in the mountains, and every "
+    "morning he brewed a pot of green tea and watched the fish jump in the bright morning sunlight."
+]
+LOUD = 0.003
+
+
+def spin() -> None:
+    while True:
+        pass
+
+
+def holes(times: np.ndarray, rms: np.ndarray, inherent_max: float) -> int:
+    """Silences inside the sound longer than any inside the synthesized audio itself."""
+    loud = times[rms > LOUD]
+    return int((np.diff(loud) > inherent_max + 0.03).sum()) if len(loud) > 1 else 0
+
+
+def inherent_gap(synth, sentences: list[str]) -> float:
+    """The longest silence inside the synthesized sentences (word and comma pauses)."""
+    worst = 0.0
+    for s in sentences:
+        pcm = synth.synthesize(s)
+        blk = int(synth.sample_rate * 0.005)
+        env = np.sqrt((pcm[: len(pcm) // blk * blk].reshape(-1, blk) ** 2).mean(axis=1))
+        loud = np.nonzero(env > LOUD)[0] * 0.005
+        worst = max(worst, float(np.diff(loud).max()) if len(loud) > 1 else 0.0)
+    return worst
+
+
+def run(latency: float | str, busy: int, replies: int, tmp: Path) -> dict:
+    from app.voice.speaker import Speaker, SpeakerConfig
+    from app.voice.synthesizer import Synthesizer
+
+    spinners = [multiprocessing.Process(target=spin, daemon=True) for _ in range(busy)]
+    for p in spinners:
+        p.start()
+    try:
+        sp = Speaker(SpeakerConfig(latency=latency))
+        underflows = 0
+        lock = threading.Lock()
+
+        def gap() -> None:
+            nonlocal underflows
+            with lock:
+                underflows += 1
+
+        sp.on_gap = gap
+        inherent = inherent_gap(Synthesizer.get(), REPLY)
+        hole_counts, stops = [], []
+        for i in range(replies):
+            mon = Monitor(tmp / f"m{latency}-{busy}-{i}")
+            for s in REPLY:
+                sp.say(s)
+            sp.wait(60)
+            times, rms = mon.stop()
+            hole_counts.append(holes(times, rms, inherent))
+        for i in range(5):  # stop while a sentence plays
+            mon = Monitor(tmp / f"s{latency}-{busy}-{i}")
+            sp.say(REPLY[0])
+            deadline = time.monotonic() + 10
+            while not sp.busy and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(1.0)
+            t_stop = time.monotonic()
+            sp.stop()
+            time.sleep(0.5)
+            times, rms = mon.stop()
+            loud = times[(rms > LOUD) & (times > t_stop - 0.5)]
+            stops.append(max(0.0, float(loud[-1]) - t_stop) * 1000 if len(loud) else 0.0)
+        sp.close()
+    finally:
+        for p in spinners:
+            p.terminate()
+    return {
+        "latency": latency,
+        "busy_cores": busy,
+        "replies": replies,
+        "underflows": underflows,
+        "replies_with_holes": sum(1 for h in hole_counts if h),
+        "holes": sum(hole_counts),
+        "stop_ms_p50": round(pct(stops, 50), 1),
+        "stop_ms_max": round(max(stops), 1),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--replies", type=int, default=20)
+    ap.add_argument("--latencies", default="low,0.05,0.1")
+    ap.add_argument("--busy", default="0,1,2")
+    args = ap.parse_args()
+    audio = VirtualAudio().start()
+    try:
+        rows = []
+        with tempfile.TemporaryDirectory() as tmp:
+            for busy in [int(b) for b in args.busy.split(",")]:
+                for lat in args.latencies.split(","):
+                    latency: float | str = lat if lat == "low" else float(lat)
+                    rows.append(run(latency, busy, args.replies, Path(tmp)))
+                    print(rows[-1], flush=True)
+    finally:
+        audio.stop()
+    emit("underruns", {"runs": rows})
+
+
+if __name__ == "__main__":
+    main()
