@@ -333,20 +333,24 @@ def test_transcribe_cli_formats_and_errors(speech_dir, tmp_path) -> None:
     sf.write(silent, np.zeros(RATE * 2, np.float32), RATE)
     broken = tmp_path / "broken.wav"
     broken.write_bytes(b"RIFF0000WAVEjunk")
+    empty = tmp_path / "header-only.wav"  # a valid 44-byte WAV header and no samples
+    sf.write(empty, np.zeros(0, np.float32), RATE, subtype="PCM_16")
+    files = [flac, broken, ogg, silent, empty]
     r = subprocess.run(
-        [sys.executable, "-m", "app", "transcribe", "--json", str(flac), str(broken), str(ogg), str(silent)],
+        [sys.executable, "-m", "app", "transcribe", "--json", *map(str, files)],
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert r.returncode == 1
     rows = [json.loads(x) for x in r.stdout.splitlines()]
-    assert [Path(x["file"]).name for x in rows] == ["tea.flac", "broken.wav", "tea.ogg", "silence.wav"]
+    assert [Path(x["file"]).name for x in rows] == [f.name for f in files]
     for row in (rows[0], rows[2]):
         assert set(row) == {"file", "text", "duration_s", "transcribe_s", "prob", "rejected", "reason"}
         assert "tea" in row["text"].lower() and not row["rejected"]
     assert "error" in rows[1] and "broken.wav" in rows[1]["error"]
     assert rows[3]["rejected"] and rows[3]["reason"]
+    assert rows[4]["rejected"] and rows[4]["reason"] == "too short" and "Traceback" not in r.stderr
     plain = subprocess.run(
         [sys.executable, "-m", "app", "transcribe", str(flac)], capture_output=True, text=True
     )

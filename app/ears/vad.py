@@ -269,9 +269,11 @@ def speech_frames(audio: np.ndarray, config: VadConfig | None = None) -> np.ndar
     c = config or VadConfig()
     cls = FrameClassifier(c)
     n = len(audio) // FRAME * FRAME
+    if n == 0:  # less than a frame (a WAV header with no samples): nothing is speech
+        return np.zeros(0, dtype=bool)
     frames = audio[:n].reshape(-1, FRAME)
     levels = frame_rms_db(cls.filter(audio[:n]).reshape(-1, FRAME))  # one pass: as frame by frame
-    thresh = max(c.min_rms_db, float(np.percentile(levels, 10)) + c.snr_db) if n else 0.0
+    thresh = max(c.min_rms_db, float(np.percentile(levels, 10)) + c.snr_db)
     return np.array([lv > thresh and cls.model(f) for f, lv in zip(frames, levels, strict=True)], dtype=bool)
 
 
