@@ -47,9 +47,10 @@ def test_no_run_diary_in_the_tree() -> None:
 
 def test_the_diary_check_sees_a_diary() -> None:
     """Guards the guard: phrases of the kind it must catch are caught."""
+    session, stop = "session", "stop"  # spelled apart: this file itself keeps no diary line
     for line in (
-        "measured in session 14",
-        "CI failed on stop 29",
+        f"measured in {session} 14",
+        f"CI failed on {stop} 29",
         "the old rule lost it",
         "in an earlier run",
     ):

@@ -1,18 +1,17 @@
 """One push-to-talk hold from the noisy press/release stream a keyboard stack delivers.
 
 A held key does not arrive as one press and one release. X11 auto-repeat sends a release and a
-press for every repeat while the key is held (about 25 a second); Qt flags most of them as
-auto-repeat but not all (on Xvfb, 2 of ~58 pairs in a 3 s hold came 0-1 ms apart unflagged), and
-remote-desktop clients and XWayland replay repeats as real events. On Xvfb, with xdotool holding
-Space for 3 s (three runs), Qt left 20, 53 and 24 of the ~55 pairs unflagged, each release
-0.1-1.4 ms before its press. Taken at face value, every such pair ends a turn and starts
-another: one held question became 18 turns.
+press for every repeat while the key is held (about 25 a second); Qt flags only some of them as
+auto-repeat, and remote-desktop clients and XWayland replay repeats as real events. On Xvfb,
+with xdotool holding Space for 3 s (three runs), Qt left 20, 53 and 24 of the ~55 pairs
+unflagged, each release 0.1-1.4 ms before its press. Taken at face value, every such pair
+ends a turn and starts another: one held question became 18 turns.
 
 `HeldKey` turns that stream into one hold: the first `down()` presses; an `up()` releases only
-after the key has stayed up for `settle_s` (a `down()` within it continues the same hold). People
-do not release and press a key again within 50 ms on purpose (a fast double tap leaves ~100 ms
-up), while the stacks' pairs are 0-2 ms apart (a margin for pairs that cross a network), so
-the settle time costs a push-to-talk turn `settle_s` of latency and nothing else.
+after the key has stayed up for `settle_s` (a `down()` within it continues the same hold).
+50 ms is 35 times the widest pair measured (a margin for pairs that cross a network) and short
+enough that a release and a new press on purpose stay two turns; it costs a push-to-talk turn
+`settle_s` of latency. Only X11 (Xvfb) was measured here.
 
 Qt-free. Thread-safe: `down()`/`up()` may come from any thread (Qt's GUI thread, pynput's
 listener thread) and return at once. `on_press` runs on the caller's thread; `on_release` runs
