@@ -81,6 +81,14 @@ def whisper_model() -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def natural_voice_model() -> Path:
+    """The default natural voice (Piper), fetched by `make models`."""
+    path = catalog.default_model_path("voice")
+    catalog.check_file(path, "voice")
+    return path
+
+
 def espeak(text: str, out: Path, rate: int = 16000, voice: str = "en-us", wpm: int = 160) -> Path:
     """Synthesize `text` with the espeak-ng command (independent of the app's TTS) as a WAV."""
     raw = out.with_suffix(".raw.wav")

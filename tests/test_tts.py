@@ -1,4 +1,5 @@
-"""Speech output on the real virtual speaker: speech is heard, stop is fast, order and gaps."""
+"""Speech output on the real virtual speaker: speech is heard, stop is fast, order and gaps,
+with both engines (the natural voice and espeak-ng's system voice)."""
 
 from __future__ import annotations
 
@@ -39,9 +40,13 @@ def events() -> list[SpeakerEvent]:
     return []
 
 
-@pytest.fixture
-def speaker(virtual_audio, events):
-    sp = Speaker(SpeakerConfig(), on_event=events.append)
+ENGINES = {"natural": "joe", "system": "gmw/en-us"}
+
+
+@pytest.fixture(params=sorted(ENGINES))
+def speaker(request, virtual_audio, natural_voice_model, events):
+    sp = Speaker(SpeakerConfig(voice=ENGINES[request.param]), on_event=events.append)
+    assert sp.voice is not None and sp.voice.engine == request.param and not sp.notice
     yield sp
     sp.close()
 
@@ -176,19 +181,80 @@ def test_say_cli_plays_on_the_speaker(virtual_audio, tmp_path) -> None:
     assert sound_spans(times, rms)
 
 
-def test_no_tts_engine_degrades_to_text_only(monkeypatch) -> None:
+def test_no_tts_engine_degrades_to_text_only(monkeypatch, tmp_path) -> None:
     """Narrow unit test with a labelled fake: the synthesizer factory raises as it does when
-    libespeak-ng is missing. The real no-engine path cannot be produced with espeak installed."""
-    from app.voice import speaker as speaker_mod
+    libespeak-ng is missing (and no natural voice is downloaded: an empty models folder). The
+    real no-engine path cannot be produced with espeak installed."""
+    from app.voice import voices
     from app.voice.synthesizer import TtsUnavailable
 
     def missing():
         raise TtsUnavailable("pyttsx3/espeak-ng unavailable (fake); install espeak-ng")
 
-    monkeypatch.setattr(speaker_mod.Synthesizer, "get", staticmethod(missing))
+    monkeypatch.setattr(voices.Synthesizer, "get", staticmethod(missing))
+    monkeypatch.setenv("TALK_LLAMA_MODELS", str(tmp_path))
     events: list[SpeakerEvent] = []
     sp = Speaker(on_event=events.append)
     assert not sp.available
     sp.say("Hello")
     sp.close()
     assert events and events[0].kind == "error" and "install espeak-ng" in events[0].message
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not-onnx"])
+def test_a_natural_voice_that_cannot_load_falls_back_to_the_system_voice(
+    natural_voice_model, tmp_path, monkeypatch, damage
+) -> None:
+    """The catalog voice damaged in a models folder of its own: the Speaker speaks with espeak
+    and its notice says what happened and what to do."""
+    folder = tmp_path / "models"
+    folder.mkdir()
+    model = folder / natural_voice_model.name
+    data = natural_voice_model.read_bytes()
+    model.write_bytes(data[: len(data) // 2] if damage == "truncated" else b"not a model at all")
+    config = natural_voice_model.with_name(natural_voice_model.name + ".json")
+    (folder / config.name).write_bytes(config.read_bytes())
+    monkeypatch.setenv("TALK_LLAMA_MODELS", str(folder))
+    events: list[SpeakerEvent] = []
+    sp = Speaker(on_event=events.append)
+    try:
+        assert sp.available and sp.voice is None  # espeak's default voice speaks
+        assert "could not load" in sp.notice and "models fetch joe" in sp.notice, sp.notice
+        assert "Speaking with the system voice" in sp.notice
+    finally:
+        sp.close()
+
+
+def test_a_users_piper_file_that_is_not_a_model_falls_back(tmp_path, natural_voice_model) -> None:
+    bogus = tmp_path / "mine.onnx"
+    bogus.write_bytes(b"\x08garbage")
+    config = natural_voice_model.with_name(natural_voice_model.name + ".json")
+    (tmp_path / "mine.onnx.json").write_bytes(config.read_bytes())
+    sp = Speaker(SpeakerConfig(voice=str(bogus)))
+    try:
+        assert sp.available and "could not load" in sp.notice and str(bogus) in sp.notice
+    finally:
+        sp.close()
+
+
+def test_stop_cancels_a_long_sentence_being_synthesized(natural_voice_model) -> None:
+    """cancel() ends the synthesis in progress: render() raises Cancelled instead of finishing."""
+    from app.voice.natural_voice import Cancelled, NaturalSynthesizer
+
+    synth = NaturalSynthesizer.get(natural_voice_model)
+    long = " ".join(["and the river ran on past the mill, the bridge and the old town"] * 8) + "."
+    outcome: list[object] = []
+
+    def work() -> None:
+        try:
+            outcome.append(synth.render(long))
+        except Cancelled as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    assert synth.synthesizing.wait(30)
+    synth.cancel()
+    worker.join(60)
+    assert outcome and isinstance(outcome[0], Cancelled)
+    assert len(synth.render("Back again.").pcm) > 0  # the next sentence is synthesized as usual

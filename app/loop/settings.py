@@ -171,7 +171,12 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None) -> Assista
         ),
         persona=persona,
         vad=VadConfig(vad_thold=s.vad_thold, freq_thold=s.freq_thold, end_silence_ms=s.end_silence_ms),
-        speaker=SpeakerConfig(voice=s.voice or None, rate=s.rate, device=device(s.output_device)),
+        speaker=SpeakerConfig(
+            voice=s.voice or None,
+            rate=s.rate,
+            device=device(s.output_device),
+            language=s.language if s.language != "auto" else "en",
+        ),
         input_device=device(s.input_device),
         hands_free=s.hands_free,
         turn_end=TurnEndConfig(rule=s.turn_end if s.turn_end in RULES else "words", continue_ms=go_on),

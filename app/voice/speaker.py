@@ -16,8 +16,10 @@ Events go to `on_event(SpeakerEvent)` from the Speaker's threads: `sentence_star
 Held sentences (`say(held=True)`, a tentative turn's first words): synthesized at once, played
 only after `release_held()`; `discard_held()` (or `stop()`) drops them unheard.
 
-Without a TTS engine the Speaker reports one error event and otherwise ignores `say()` (the app
-keeps working text-only).
+The engine is chosen from `config.voice` when the Speaker is made (voices.py: a natural voice, or
+espeak-ng; loading a natural voice blocks ~0.5-1 s). A natural voice that cannot load falls back
+to the system voice and `notice` says why. Without any engine the Speaker reports one error
+event and otherwise ignores `say()` (the app keeps working text-only).
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ from typing import Any, Final, Literal
 import numpy as np
 
 from app.system.sound_devices import close_stream
-from app.voice.synthesizer import Speech, Synthesizer, TtsUnavailable
+from app.voice.natural_voice import Cancelled
+from app.voice.synthesizer import Speech
+from app.voice.voices import open_engine
 
 log = logging.getLogger(__name__)
 BLOCK_S = 0.02
@@ -70,13 +74,14 @@ class _Playing:
 
 @dataclass
 class SpeakerConfig:
-    voice: str | None = None
+    voice: str | None = None  # voices.py: a natural voice's name or file, a system voice; None: default
     rate: int | None = None  # words per minute (espeak default 175)
     volume: float | None = None  # 0..1
     device: int | str | None = None  # sounddevice output device
     # Output buffer (PortAudio's suggested latency): seconds, or "low" (the device's lowest, ~9 ms
     # on PulseAudio). bench/underruns.py measures what a busy desktop needs.
     latency: float | str = "low"
+    language: str = "en"  # whose natural voice is the default
 
 
 class SentenceQueue:
@@ -115,13 +120,14 @@ class Speaker(SentenceQueue):
         self.on_gap: Callable[[], None] | None = None
         # The RMS of what is played, every 2 blocks (25 a second; the playback thread calls it)
         self.on_level: Callable[[float], None] | None = None
-        self.available = True
-        self.problem = ""
-        try:
-            self._synth: Synthesizer | None = Synthesizer.get()
-        except TtsUnavailable as exc:
-            self._synth, self.available, self.problem = None, False, str(exc)
-            log.warning("speech output disabled: %s", exc)
+        opened = open_engine(self.config.voice, self.config.language)
+        self._engine = opened.engine
+        self.voice = opened.voice  # what speaks (None: espeak's default voice)
+        self.notice = opened.notice  # a natural voice fell back to the system voice: why
+        self.available = self._engine is not None
+        self.problem = opened.problem
+        if not self.available:
+            log.warning("speech output disabled: %s", self.problem)
         self._text_q: queue.Queue[tuple[int, int, str, _Hold | None] | None] = queue.Queue()
         self._pcm_q: queue.Queue[tuple[int, int, Speech, _Hold | None] | Literal["abort"] | None] = (
             queue.Queue()
@@ -185,6 +191,8 @@ class Speaker(SentenceQueue):
         self.discard_held()
         for q in (self._text_q, self._pcm_q):
             _drain(q)
+        if self._engine is not None:
+            self._engine.cancel()  # a long sentence being synthesized is not waited for
         self._pcm_q.put(_SILENCE)  # the playback thread aborts its stream (buffered sound too)
         if cut and playing is not None:
             heard = playing.speech.heard(max(0, playing.written - playing.buffered))
@@ -228,8 +236,11 @@ class Speaker(SentenceQueue):
                 self._finish_one(gen, quiet=True)
                 continue
             try:
-                assert self._synth is not None
-                speech = self._synth.render(text, self.config.voice, self.config.rate, self.config.volume)
+                assert self._engine is not None
+                speech = self._engine.render(text, self.config.rate, self.config.volume)
+            except Cancelled:
+                self._finish_one(gen, quiet=True)
+                continue
             except Exception as exc:
                 log.exception("synthesis failed")
                 self._emit(SpeakerEvent("error", text, index, message=f"speech synthesis failed: {exc}"))
@@ -238,12 +249,11 @@ class Speaker(SentenceQueue):
             if gen == self._generation:
                 self._pcm_q.put((gen, index, speech, hold))
 
-    def _open_stream(self):
+    def _open_stream(self, rate: int):
         import sounddevice as sd
 
-        assert self._synth is not None
         stream = sd.OutputStream(
-            samplerate=self._synth.sample_rate,
+            samplerate=rate,
             channels=1,
             dtype="float32",
             device=self.config.device,
@@ -292,16 +302,15 @@ class Speaker(SentenceQueue):
             self._play_one(gen, index, speech)
 
     def _play_one(self, gen: int, index: int, speech: Speech) -> None:
-        text, pcm = speech.text, speech.pcm
+        text, pcm, rate = speech.text, speech.pcm, speech.sample_rate
         playing = _Playing(gen, index, speech)
         try:
-            if self._stream is None or not self._stream.active:
+            if self._stream is None or not self._stream.active or self._stream.samplerate != rate:
                 self._close_stream()
-                self._stream = self._open_stream()
+                self._stream = self._open_stream(rate)
             stream = self._stream
-            assert self._synth is not None  # a speaker without a synthesizer plays nothing
-            block = int(self._synth.sample_rate * BLOCK_S)
-            playing.buffered = int(float(stream.latency) * self._synth.sample_rate)
+            block = int(rate * BLOCK_S)
+            playing.buffered = int(float(stream.latency) * rate)
             self._playing = playing
             self._emit(SpeakerEvent("sentence_started", text, index))
             for start in range(0, len(pcm), block):
@@ -309,7 +318,7 @@ class Speaker(SentenceQueue):
                     break
                 chunk = pcm[start : start + block]
                 if self.on_output is not None:
-                    self.on_output(chunk, self._synth.sample_rate, float(stream.latency))
+                    self.on_output(chunk, rate, float(stream.latency))
                 if self.on_level is not None and start % (2 * block) == 0:
                     self.on_level(float(np.sqrt(np.mean(chunk**2))) if len(chunk) else 0.0)
                 if stream.write(chunk) and self.on_gap is not None:

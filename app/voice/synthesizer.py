@@ -19,6 +19,7 @@ import itertools
 import logging
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,19 +35,25 @@ class TtsUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class Voice:
+    """A voice either engine offers (voices.py lists both): `id` is what settings and `--voice`
+    store; `model` is a natural voice's file."""
+
     id: str
     name: str
     languages: tuple[str, ...]
+    engine: str = "system"  # system (espeak-ng) | natural (Piper)
+    model: Path | None = None
 
 
 @dataclass(frozen=True)
 class Speech:
-    """One synthesized text: PCM float32 mono, and where each word starts as
+    """One synthesized text: PCM float32 mono at `sample_rate`, and where each word starts as
     (character offset in `text`, sample offset in `pcm`), in order."""
 
     text: str
     pcm: np.ndarray
     words: tuple[tuple[int, int], ...] = ()
+    sample_rate: int = ESPEAK_RATE
 
     def heard(self, samples_played: int) -> str:
         """The text up to the last word whose sound had started after `samples_played` samples
@@ -123,6 +130,7 @@ class Synthesizer:
             lambda v: v.id.lower() == s,
             lambda v: v.name.lower() == s,
             lambda v: any(lang.lower() == s for lang in v.languages),
+            lambda v: any(lang.lower().split("-")[0] == s for lang in v.languages),
             lambda v: s in v.name.lower(),
         ):
             found = [v for v in self.voices if match(v)]
