@@ -16,6 +16,7 @@ EchoGuard, Segmenter) without the language model, which plays no part in the dec
 - 20 uninterrupted replies per microphone: false barge-ins and false turns (utterances).
 Targets (issue #20): >= 95% detected, speech start -> silence p50 <= 300 ms, p90 <= 500 ms,
 0 false barge-ins.
+The assistant speaks with the app's default voice (the natural one) unless `--voice` names another.
 Run: .venv/bin/python -m bench.bargein [--trials 20] [--mics headset,room-20,room-10] [--record DIR]
 (--record keeps what each guard was given, for `bench/echo_replay.py`: other settings, same audio.)
 """
@@ -107,10 +108,17 @@ def barge_trial(rig: EchoRig, audio: VirtualAudio, wav: Path, text: str, delay: 
 
 
 def run_mic(
-    name: str, audio: VirtualAudio, trials: int, tmp: Path, transcriber, seed: int, record: Path | None
+    name: str,
+    audio: VirtualAudio,
+    trials: int,
+    tmp: Path,
+    transcriber,
+    seed: int,
+    record: Path | None,
+    voice: str | None = None,
 ) -> dict:
     rng = np.random.default_rng(seed)
-    rig = EchoRig()
+    rig = EchoRig(voice=voice)
     recorder = EchoRecorder(rig.guard, lambda: rig.mic.position) if record else None
     monitor = Monitor(tmp / f"monitor-{name}")
     out: dict = {"barge": [], "false_barges": 0, "false_turns": 0, "replies": trials}
@@ -183,19 +191,22 @@ def main() -> None:
     ap.add_argument("--mics", default=DEFAULT_MICS, help=f"any of {', '.join(MICS)}")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--record", type=Path, help="keep each guard's input here (bench/echo_replay.py)")
+    ap.add_argument("--voice", help="the assistant's voice (default: the app's, the natural voice)")
     args = ap.parse_args()
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from app.ears.transcriber import SttConfig, Transcriber
 
     transcriber = Transcriber(SttConfig(ROOT / "models" / "ggml-tiny.en-q4_0.bin"))
     audio = VirtualAudio().start()
-    result: dict = {"bench": "bargein", "trials": args.trials, "mics": {}}
+    result: dict = {"bench": "bargein", "trials": args.trials, "voice": args.voice or "default", "mics": {}}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             feed = audio.play_into_mic(noise_wav(Path(tmp) / "noise.wav", 3600))
             try:
                 for name in args.mics.split(","):
-                    raw = run_mic(name, audio, args.trials, Path(tmp), transcriber, args.seed, args.record)
+                    raw = run_mic(
+                        name, audio, args.trials, Path(tmp), transcriber, args.seed, args.record, args.voice
+                    )
                     result["mics"][name] = {"summary": summarize(raw), "trials": raw["barge"]}
                     print(f"# {name}: {result['mics'][name]['summary']}", flush=True)
             finally:

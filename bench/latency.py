@@ -57,6 +57,7 @@ class Rig:
         rule: str = "words",
         threads: int | None = None,
         hold_at: float | None = None,
+        voice: str | None = None,
     ):
         from app.brain.conversation import LlmConfig
         from app.brain.persona import PINNED_TIME, Persona
@@ -65,6 +66,7 @@ class Rig:
         from app.ears.transcriber import SttConfig
         from app.loop.assistant import Assistant, AssistantConfig
         from app.loop.turn_end import TurnEndConfig
+        from app.voice.speaker import SpeakerConfig
 
         self.tmp = tmp
         self.llm = LlmConfig(
@@ -83,6 +85,7 @@ class Rig:
             persona=self.persona,
             hands_free=hands_free,
             turn_end=TurnEndConfig(rule=rule, **({} if hold_at is None else {"hold_at": hold_at})),
+            speaker=SpeakerConfig(voice=voice),
         )
         self.a = Assistant(cfg, self.events.put)
         self.a.start()

@@ -16,7 +16,7 @@ from bench.result_files import RESULTS, load
 PAGE = ROOT / "docs" / "benchmarks.md"
 BENCHES = (
     "stt", "tts", "pauses", "fragments", "latency", "prosody", "context", "idle", "bargein", "remote",
-    "chatview", "switch", "orb", "load", "coldstart", "longchat",
+    "chatview", "switch", "orb", "load", "coldstart", "longchat", "underruns", "voice_latency",
 )  # fmt: skip
 
 

@@ -21,6 +21,7 @@ def idle_rows(r: dict) -> list[Row]:
 
 def bargein_rows(r: dict) -> list[Row]:
     out = []
+    voice = r["voice"]
     for mic, m in r["mics"].items():
         s = m["summary"]
         rate = s["detected"] / s["trials"]
@@ -29,7 +30,8 @@ def bargein_rows(r: dict) -> list[Row]:
         out += [
             (
                 "bargein",
-                f"{mic}: detected · question heard after it · speech start → silence p50 / p90",
+                f"{mic} ({voice} voice): detected · question heard after it · speech start → "
+                "silence p50 / p90",
                 f"{s['detected']}/{s['trials']} · {s['heard']}/{s['trials']} · {p50} / {p90} ms",
                 f"≥ 95%, ≤ 300 / 500 ms ({ok(rate >= 0.95 and fast)})",
             ),

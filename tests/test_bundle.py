@@ -112,10 +112,12 @@ def test_self_test_uses_only_the_bundle(built: B.Bundle, home: Path) -> None:
         "soxr",
         "sndfile",
         "espeak",
+        "voice",
     }
     assert all(line.startswith("ok") for name, line in lines.items() if name != "libpulse"), r.stdout
-    for name in ("llama", "whisper", "portaudio", "espeak"):
+    for name in ("llama", "whisper", "portaudio", "espeak", "voice"):
         assert f"from {inside}" in lines[name], lines[name]
+    assert "en_US-joe-medium.onnx" in lines["voice"] and "word timings" in lines["voice"]
     assert "morning" in lines["whisper"].lower()
     assert f"(data: {inside})" in lines["espeak"]
     # started with no LD_LIBRARY_PATH (env -i), so the children get none either

@@ -151,7 +151,7 @@ def test_settings_persist_across_restarts(qtbot, config_dir, virtual_audio) -> N
     dlg.show()
     dlg.person.setText("Robin")
     dlg.bot.setText("Juno")
-    dlg.rate.setValue(190)
+    dlg.voice_tab.rate.setValue(190)
     dlg.hands_free.setChecked(True)
     dlg.n_ctx.setValue(1536)
     shot(dlg, "settings-dialog")

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from app.loop.heard import HeardReply
-from app.voice.speaker import SpeakerEvent
+from app.voice.speaker import SpeakerConfig, SpeakerEvent
 from app.voice.synthesizer import Synthesizer
 from tests.support.assistant_rig import Recorder, make
 
@@ -41,10 +41,24 @@ def test_heard_reply_maps_speaker_events_onto_the_reply_text() -> None:
     assert h.text(reply) == "**Hello** there. This is the *second*"
 
 
-@pytest.mark.parametrize("max_tokens", [400, 70], ids=["while-generating", "after-generation"])
-def test_barge_in_remembers_only_what_was_spoken(virtual_audio, llm_model, whisper_model, max_tokens) -> None:
+@pytest.mark.parametrize(
+    ("max_tokens", "voice"),
+    [(400, "joe"), (70, "joe"), (400, "gmw/en-us")],
+    ids=["while-generating", "after-generation", "while-generating-system-voice"],
+)
+def test_barge_in_remembers_only_what_was_spoken(
+    virtual_audio, llm_model, whisper_model, natural_voice_model, max_tokens, voice
+) -> None:
+    """With either engine (the natural voice's word timings come from its phoneme durations)."""
     rec = Recorder()
-    a = make(llm_model, whisper_model, rec, max_tokens=max_tokens, use_microphone=False)
+    a = make(
+        llm_model,
+        whisper_model,
+        rec,
+        max_tokens=max_tokens,
+        use_microphone=False,
+        speaker=SpeakerConfig(voice=voice),
+    )
     try:
         a.send_text("Tell me a long story about a dragon who loves tea.")
         started = lambda e: e.data["event"] == "sentence_started"  # noqa: E731
@@ -69,7 +83,7 @@ def test_barge_in_remembers_only_what_was_spoken(virtual_audio, llm_model, whisp
     generated = rec.of("turn")[0].data["reply"]
     assert generated.startswith(said.text) and len(said.text) < len(generated)
     assert said.unspoken and generated.endswith(said.unspoken)
-    assert said.text.endswith(cut.data["heard"].split()[-1])  # to the word espeak had started
+    assert said.text.endswith(cut.data["heard"].split()[-1])  # to the word the voice had started
     assert in_cache == said.text
     assert nxt.data["reply"]
     assert conv.cache_pos_max() == conv.n_past - 1

@@ -126,22 +126,32 @@ def check_audio() -> list[Check]:
 
 
 def check_tts() -> list[Check]:
-    try:
-        from app.voice.synthesizer import list_voices
+    from app.voice.voices import default_natural, system_voices
 
-        voices = list_voices()
-    except Exception as exc:  # espeak-ng missing, pyttsx3 driver failure
-        return [
-            Check("tts", False, f"no TTS engine: {exc} (install espeak-ng); replies stay text-only", False)
-        ]
-    return [
+    try:
+        system = system_voices()
+        natural = default_natural()
+    except Exception as exc:  # a pyttsx3 driver failure, a broken models folder
+        return [Check("tts", False, f"voices unavailable: {exc}; replies stay text-only", False)]
+    checks = [
         Check(
             "tts",
-            bool(voices),
-            f"{len(voices)} voice(s), e.g. " + ", ".join(v.name for v in voices[:5]),
+            natural is not None,
+            f"natural English voice: {natural.name}"
+            if natural
+            else "no natural voice: `talk-llama models fetch joe` (English speaks with espeak-ng)",
             False,
-        )
+        ),
+        Check(
+            "tts",
+            bool(system),
+            f"{len(system)} system voice(s), e.g. " + ", ".join(v.name for v in system[:5])
+            if system
+            else "no system voices (install espeak-ng): languages without a natural voice stay text-only",
+            False,
+        ),
     ]
+    return checks
 
 
 def check_qt() -> list[Check]:

@@ -8,7 +8,9 @@ Parts: the CPU's instruction set, Qt's platform plugin (the display's, or `offsc
 one) with font rendering, llama.cpp (a vocabulary-only GGUF is enough: the default model is used
 when present, for one generated token), whisper.cpp (the default model transcribing espeak's
 speech when present, else the library's system info), PortAudio, webrtcvad, soxr, libsndfile,
-espeak-ng synthesizing to memory, and the library path child processes get. libpulse belongs to
+espeak-ng synthesizing to memory, the natural voice (Piper on onnxruntime: the default voice
+synthesizing to memory when present, else Piper phonemizing with its own espeak-ng data), and the
+library path child processes get. libpulse belongs to
 the host; it is reported, not required.
 
 Blocking; a few seconds. Imports its libraries inside each check so one failure names itself.
@@ -38,7 +40,7 @@ VOCAB_FILE = "ggml-vocab-llama-spm.gguf"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("self-test", help="check every native part (Qt, llama, whisper, audio, TTS)")
+    p = sub.add_parser("self-test", help="check every native part (Qt, llama, whisper, audio, voices)")
     p.add_argument("--dir", help="models folder (default: the usual one)")
     p.set_defaults(run=run)
 
@@ -206,6 +208,31 @@ def check_espeak(_: Path) -> str:
     )
 
 
+def check_voice(directory: Path) -> str:
+    import onnxruntime
+
+    from app.voice.natural_voice import NaturalSynthesizer
+
+    where = f"onnxruntime {onnxruntime.__version__} from {Path(onnxruntime.__file__).parent}"
+    model = _default_model("voice", directory)
+    if model is None:
+        from piper import PiperVoice
+        from piper.config import PhonemeType, PiperConfig
+
+        config = PiperConfig(0, 1, 22050, "en-us", {}, PhonemeType.ESPEAK)
+        phonemes = PiperVoice(session=None, config=config).phonemize(PHRASE)
+        if not phonemes or not phonemes[0]:
+            raise RuntimeError("piper's espeak-ng made no phonemes")
+        return f"piper phonemized {PHRASE!r} ({len(phonemes[0])} phonemes); no voice model; {where}"
+    speech = NaturalSynthesizer.get(model).render(PHRASE)
+    if not len(speech.pcm) or float(np.abs(speech.pcm).max()) < 0.01:
+        raise RuntimeError("synthesis produced no sound")
+    return (
+        f"{model.name}: {PHRASE!r} → {len(speech.pcm) / speech.sample_rate:.2f} s of sound, "
+        f"{len(speech.words)} word timings; {where}"
+    )
+
+
 def check_children(_: Path) -> str:
     """A child process (the `-s` speak command, a browser) sees the user's library path, not the
     bundle's (app.system.frozen.prepare)."""
@@ -237,6 +264,7 @@ CHECKS: list[tuple[str, Callable[[Path], str], bool]] = [
     ("soxr", check_soxr, True),
     ("sndfile", check_sndfile, True),
     ("espeak", check_espeak, True),
+    ("voice", check_voice, True),
     ("children", check_children, True),
     ("libpulse", check_libpulse, False),
 ]

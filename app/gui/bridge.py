@@ -11,12 +11,16 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
 from app.loop.assistant import Assistant
 from app.loop.assistant_config import AssistantConfig
 from app.loop.events import Event
+
+if TYPE_CHECKING:
+    from app.voice.speaker import SpeakerConfig
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +86,10 @@ class AssistantBridge(QObject):
     def retry(self) -> None:
         if self.assistant:
             self.assistant.retry()
+
+    def change_voice(self, speaker: SpeakerConfig) -> None:
+        if self.assistant:
+            self.assistant.change_voice(speaker)
 
     def set_muted(self, muted: bool) -> None:
         """Mute the microphone (kept across restarts)."""

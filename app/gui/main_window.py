@@ -284,6 +284,7 @@ class MainWindow(QMainWindow):
         """Save and use `new`; the assistant restarts when a model-side setting changed (a new
         persona applies from the next turn: earlier turns keep their names)."""
         reload = new.model_reload_needed(self.settings)
+        voice = new.voice_change_needed(self.settings)
         self.settings = new
         new.save()
         self.chat.person, self.chat.bot = new.person, new.bot
@@ -293,6 +294,9 @@ class MainWindow(QMainWindow):
         self.apply_mode()
         if reload:
             self.start_assistant()
+        elif voice:  # the new voice's own problems, if any, come back as a banner
+            self.banners.clear("tts")
+            self.bridge.change_voice(assistant_config(new).speaker)
 
     # ----- events from the core ----------------------------------------------------------------
     def on_event(self, kind: str, data: dict) -> None:

@@ -16,6 +16,7 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QMainWindow, QVBoxLayout, QWidget
 
 from app.gui import theme
+from app.gui.about import AboutDialog
 from app.loop.settings import AppSettings
 
 
@@ -101,6 +102,7 @@ def build_menus(window: QMainWindow, do: MenuActions, settings: AppSettings) -> 
 
     help_menu = bar.addMenu("&Help")
     add(help_menu, "shortcuts", "&Keyboard shortcuts", lambda: KeyboardSheet(window, acts).exec(), "F1")
+    add(help_menu, "about", "&About talk-llama", lambda: AboutDialog(window).exec())
     return acts
 
 

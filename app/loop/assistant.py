@@ -25,6 +25,7 @@ Each turn ends with a `turn` event carrying its latency stamps (ms after the end
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import threading
@@ -52,7 +53,7 @@ from app.loop.tentative_turns import TentativeTurns
 from app.loop.turn import Turn
 from app.loop.turn_end import end_silence_ms
 from app.voice.output import open_speaker
-from app.voice.speaker import Speaker, SpeakerEvent
+from app.voice.speaker import Speaker, SpeakerConfig, SpeakerEvent
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +125,25 @@ class Assistant:
             self._error(
                 f"No voice output: {self.speaker.problem}. Replies will be shown as text only.", "tts"
             )
+
+    def change_voice(self, speaker: SpeakerConfig) -> None:
+        """Speak with `speaker` from the next reply on; the models stay loaded. Returns at once:
+        the reply being spoken stops, and the llm thread (idle between turns) opens the new
+        voice (a natural voice loads in ~0.5 s) and closes the old one."""
+        self.config = dataclasses.replace(self.config, speaker=speaker)
+        self.interrupt()
+        self.llm.put(self._swap_speaker)
+
+    def _swap_speaker(self) -> None:
+        """llm thread, between turns: the configured speaker replaces the current one."""
+        old = self.speaker
+        with self._life:
+            if self._closed:
+                return
+            self._start_speaker()
+        self.llm.use_speaker(self.speaker)
+        if old is not None:
+            old.close()
 
     def shutdown(self, timeout: float = 2.0) -> None:
         """Stop speaking and generating, save the session, close devices. Blocks <= timeout."""

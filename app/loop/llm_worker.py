@@ -63,6 +63,11 @@ class LlmWorker:
     def stop(self) -> None:
         self.put(None)
 
+    def use_speaker(self, speaker: Any) -> None:
+        """The llm thread: replies from now on go to `speaker` (Assistant.change_voice)."""
+        if self.responder is not None:
+            self.responder.speaker = speaker
+
     # ----- the llm thread ----------------------------------------------------------------------
     def run(self, speaker: Any) -> None:
         """The thread's body: load, then work until `stop()`. `speaker`: a Speaker or

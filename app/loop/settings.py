@@ -103,11 +103,13 @@ class AppSettings:
             "end_silence_ms",
             "turn_end",
             "continue_ms",
-            "voice",
-            "rate",
             "sampling",
         )
         return any(getattr(self, k) != getattr(other, k) for k in keys)
+
+    def voice_change_needed(self, other: AppSettings) -> bool:
+        """The voice or its rate changed: the speaker is replaced, the models stay."""
+        return (self.voice, self.rate) != (other.voice, other.rate)
 
 
 def sampling_config(overrides: dict[str, float]) -> SamplingConfig:

@@ -24,10 +24,11 @@ from tests.support.pulse import VirtualAudio
 
 
 class EchoRig:
-    def __init__(self, config: EchoConfig | None = None) -> None:
+    def __init__(self, config: EchoConfig | None = None, voice: str | None = None) -> None:
+        """`voice`: the Speaker's (voices.py; None: the app's default, the natural voice)."""
         self.guard = EchoGuard(config)
         self.started = threading.Event()
-        self.speaker = Speaker(SpeakerConfig(), on_event=self._on_speaker)
+        self.speaker = Speaker(SpeakerConfig(voice=voice), on_event=self._on_speaker)
         self.guard.hear_speaker(self.speaker)
         self.segmenter = Segmenter(VadConfig(), on_event=self._on_segment)
         self.mic = Microphone(block_s=0.04, on_block=self._on_block)
