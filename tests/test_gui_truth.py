@@ -289,5 +289,6 @@ def test_plain_words_for_memory_models_voices_export_and_first_run(
     assert first.startswith("Built-in: smollm2") and first.endswith("MB)")
     labels = [dlg.llm.itemText(i) for i in range(dlg.llm.count())]
     assert not any("missing" in x for x in labels)
-    voices = [dlg.voice.itemText(i) for i in range(1, min(dlg.voice.count(), 6))]
+    combo = dlg.voice_tab.voice
+    voices = [combo.itemText(i) for i in range(1, min(combo.count(), 6))]
     assert voices and all("— en" in v for v in voices), voices

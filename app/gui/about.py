@@ -24,6 +24,8 @@ def about_html() -> str:
         notices = _MD.render(NOTICES.read_text(encoding="utf-8"))
     except OSError as exc:
         notices = f"<p>The notices file is missing ({html.escape(str(exc))}).</p>"
+    for level in (2, 1):  # the file's headings sit below the dialog's title
+        notices = notices.replace(f"<h{level}>", f"<h{level + 2}>").replace(f"</h{level}>", f"</h{level + 2}>")
     return head + notices
 
 
