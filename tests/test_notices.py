@@ -10,7 +10,8 @@ def test_every_runtime_distribution_has_a_row() -> None:
     text = notices.NOTICES.read_text(encoding="utf-8")
     assert notices.missing(text) == [], "run `python -m app.system.notices --write`"
     closure = notices.closure()
-    assert {"piper-tts", "onnxruntime", "pyside6-essentials", "llama-cpp-python", "pywhispercpp"} <= set(closure)
+    native = {"piper-tts", "onnxruntime", "pyside6-essentials", "llama-cpp-python", "pywhispercpp"}
+    assert native <= set(closure)
     assert "pytest" not in closure  # extras (test, dev, bundle) are not shipped
 
 

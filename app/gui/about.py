@@ -25,7 +25,8 @@ def about_html() -> str:
     except OSError as exc:
         notices = f"<p>The notices file is missing ({html.escape(str(exc))}).</p>"
     for level in (2, 1):  # the file's headings sit below the dialog's title
-        notices = notices.replace(f"<h{level}>", f"<h{level + 2}>").replace(f"</h{level}>", f"</h{level + 2}>")
+        lower = level + 2
+        notices = notices.replace(f"<h{level}>", f"<h{lower}>").replace(f"</h{level}>", f"</h{lower}>")
     return head + notices
 
 
