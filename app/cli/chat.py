@@ -55,6 +55,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     a("-vms", "--voice-ms", type=int, default=10000, help="longest utterance in ms (hands-free)")
     a("-c", "--capture", default=None, help="input device index or name")
     a("-o", "--output-device", default=None, help="output device index or name")
+    a(
+        "--voice",
+        default=None,
+        help="the assistant's voice: a natural voice (joe, a .onnx file), a system voice or a language",
+    )
+    a("--rate", type=int, default=None, help="speaking rate in words per minute (175: the voice's own)")
     a("-mt", "--max-tokens", type=int, default=256, help="maximum tokens per reply")
     a("-ac", "--audio-ctx", type=int, default=0, help="whisper encoder context (0 = sized to the clip)")
     a("-ngl", "--n-gpu-layers", type=int, default=0, help="layers to offload to a GPU")

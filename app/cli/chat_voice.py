@@ -41,7 +41,12 @@ def assistant_config(args: argparse.Namespace):
         vad=VadConfig(
             vad_thold=args.vad_thold, freq_thold=args.freq_thold, max_utterance_s=args.voice_ms / 1000
         ),
-        speaker=SpeakerConfig(device=device(args.output_device)),
+        speaker=SpeakerConfig(
+            voice=args.voice,
+            rate=args.rate,
+            device=device(args.output_device),
+            language=args.language if args.language != "auto" else "en",
+        ),
         input_device=device(args.capture),
         hands_free=not args.ptt,
         turn_end=TurnEndConfig(

@@ -21,7 +21,7 @@ from app.catalog import catalog
 from app.catalog.fetch import FetchError, download_size, fetch
 
 log = logging.getLogger(__name__)
-KIND_LABEL = {"llm": "language model", "whisper": "speech recognition model"}
+KIND_LABEL = {"llm": "language model", "whisper": "speech recognition model", "voice": "natural voice"}
 
 
 def missing_default(kind: str, configured: str, directory: Path | None = None) -> catalog.ModelEntry | None:
@@ -88,9 +88,12 @@ class ModelSetup(QFrame):
         """Add the missing default of `kind` to what the panel offers, and show it."""
         self._missing[kind] = entry
         log.info("model missing: %s (%s); offering to fetch it", entry.name, entry.file)
+        if "voice" not in self._missing and (voice := missing_default("voice", "")):
+            self._missing["voice"] = voice  # the built-in voice comes with the built-in models
         if self.busy():
             return
         parts = [f"the {KIND_LABEL[k]} ({e.name})" for k, e in sorted(self._missing.items())]
+        parts = [", ".join(parts[:-1]), parts[-1]] if len(parts) > 2 else parts
         directory = catalog.models_dir()
         total = sum(download_size(e, directory) for e in self._missing.values())
         self.text.setText(
