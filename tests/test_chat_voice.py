@@ -128,3 +128,68 @@ def test_terminal_shows_only_the_conversation(virtual_audio, speech_dir, tmp_pat
     assert "language model ready" in log_text, log_text
     assert "native: whisper_" in log_text, log_text  # whisper.cpp's own lines, captured
     assert oct((tmp_path / "cfg" / "state" / "talk-llama.log").stat().st_mode & 0o777) == "0o600"
+
+
+CHAT = [sys.executable, "-m", "app", "chat"]
+
+
+def _speaker_playing(audio) -> bool:
+    """The app has a stream open on the virtual speaker (it is speaking)."""
+    sinks = dict(line.split("\t")[1::-1] for line in audio.pactl("list", "short", "sinks").splitlines())
+    inputs = audio.pactl("list", "short", "sink-inputs").splitlines()
+    return any(line.split("\t")[1] == sinks["speaker"] for line in inputs)
+
+
+def test_an_interrupted_reply_is_recorded_as_it_was_heard(virtual_audio, speech_dir, tmp_path) -> None:
+    """Push-to-talk barge-in during a long story: the JSON record says what the assistant
+    remembers (`reply` as heard, the rest `unspoken`), as the saved conversation does."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    session = tmp_path / "s"
+    proc = subprocess.Popen(
+        [
+            *CHAT,
+            "--ptt",
+            "--jsonl",
+            "--ctx-size",
+            "1024",
+            "--temp",
+            "0",
+            "-mt",
+            "300",
+            "--session",
+            str(session),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdin is not None
+        wait_for_line(proc, proc.stderr, "[ready")
+        wav = espeak("Tell me a long story about a dragon.", speech_dir / "chat-dragon.wav", wpm=140)
+        proc.stdin.write("\n")  # press
+        proc.stdin.flush()
+        wait_for_line(proc, proc.stderr, "[listening")
+        virtual_audio.play_into_mic(wav).wait(30)
+        proc.stdin.write("\n")  # release: the question is asked
+        proc.stdin.flush()
+        deadline = time.monotonic() + 120
+        while not _speaker_playing(virtual_audio):
+            assert time.monotonic() < deadline and proc.poll() is None, "the reply was never spoken"
+            time.sleep(0.05)
+        time.sleep(1.5)  # a few words into the story (it lasts far longer)
+        proc.stdin.write("\n\n")  # press (barge-in) and release with nothing said
+        proc.stdin.flush()
+        row = json.loads(proc.stdout.readline())
+        proc.stdin.close()
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert row["interrupted"] is True and row["unspoken"], row
+    assert "dragon" in row["user"].lower()
+    remembered = json.loads((session / "session.json").read_text())["history"][1]
+    assert remembered["role"] == "assistant" and remembered["interrupted"]
+    assert row["reply"] == remembered["text"] and row["unspoken"] == remembered["unspoken"]

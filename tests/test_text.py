@@ -106,3 +106,21 @@ def test_first_chunk_may_end_at_a_clause() -> None:
         "I can't do that.",
         "Try again.",
     ]
+
+
+def test_first_chunk_may_end_after_some_words() -> None:
+    """The natural voice's setting: a first sentence without a clause break is cut after four
+    words, so its synthesis (which waits for the whole chunk) is short; later ones stay whole."""
+    words = {"first_clause_chars": 5, "first_words": 4}
+    assert split_streamed("The capital of France is Paris. It is big.", **words) == [
+        "The capital of France",
+        "is Paris.",
+        "It is big.",
+    ]
+    assert split_streamed("Sure. The capital of France is Paris.", **words)[0] == "Sure."
+    assert split_streamed("Yes, it is. Paris is the capital of France.", **words) == [
+        "Yes, it is.",
+        "Paris is the capital of France.",
+    ]
+    # a short sentence is not cut before its end
+    assert split_streamed("It is Paris.", **words) == ["It is Paris."]

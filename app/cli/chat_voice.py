@@ -61,15 +61,39 @@ def assistant_config(args: argparse.Namespace):
 
 
 class TerminalView:
-    """Turns assistant events into talk-llama-style lines (or JSONL)."""
+    """Turns assistant events into talk-llama-style lines (or JSONL).
+
+    A turn's JSON record is written once its reply is settled, so that it says what the
+    assistant remembers: the `turn` event comes when the reply starts to be heard, and a
+    barge-in after it (the `heard` event) makes `reply` the part that was heard, with the rest
+    as `unspoken`. Settled: `heard`, the assistant idle again, the next turn, or the end.
+    """
 
     def __init__(self, args: argparse.Namespace, out: Transcript, bot: str, person: str) -> None:
         self.args, self.out, self.bot, self.person = args, out, bot, person
         self.ready = threading.Event()
         self.loaded: set[str] = set()
+        self._record: dict | None = None  # the last turn's record, not yet written
+        self._lock = threading.Lock()  # events come from the assistant's threads
+
+    def flush(self) -> None:
+        """Write the pending turn record (JSONL mode); the caller holds the lock or is the last."""
+        record, self._record = self._record, None
+        if record is not None:
+            print(json.dumps(record, ensure_ascii=False, default=str), flush=True)
 
     def __call__(self, ev) -> None:
+        with self._lock:
+            self._show(ev)
+
+    def _show(self, ev) -> None:
         d = ev.data
+        if self._record is not None:
+            if ev.kind == "heard":
+                self._record.update(reply=d["text"], unspoken=d["unspoken"], interrupted=True)
+                self.flush()
+            elif ev.kind == "user" or (ev.kind == "state" and getattr(d["state"], "value", "") == "idle"):
+                self.flush()
         if ev.kind == "loading" and d.get("done"):
             self.loaded.add(d["part"])
             if {"llm", "whisper"} <= self.loaded:
@@ -84,7 +108,8 @@ class TerminalView:
         elif ev.kind == "turn":
             self.out.line("")
             if self.args.jsonl:
-                print(json.dumps({k: v for k, v in d.items()}, ensure_ascii=False, default=str), flush=True)
+                self.flush()
+                self._record = {**d, "unspoken": "", "interrupted": False}
         elif ev.kind == "heard" and not self.args.jsonl:
             said = f'"{d["text"]}"' if d["text"] else "nothing"
             note = f"[interrupted: {self.bot} said {said}; the rest was not spoken]"
@@ -131,5 +156,6 @@ def run_voice(args: argparse.Namespace) -> int:
         print("", file=sys.stderr)
     finally:
         assistant.shutdown()
+        view.flush()
         out.close()
     return 0

@@ -29,6 +29,10 @@ from app.voice.sentences import SentenceSplitter, speakable
 log = logging.getLogger(__name__)
 
 
+# How long the reply waits for its first sentence to be synthesized (the natural voice: ~0.1-0.3 s)
+FIRST_SYNTHESIS_WAIT_S = 2.0
+
+
 class Responder:
     def __init__(
         self,
@@ -54,6 +58,7 @@ class Responder:
         self.session_dir = session_dir
         self.current: Turn | None = None
         self.speaking: Turn | None = None
+        self._first_spoken: Turn | None = None  # the turn whose first sentence was queued
         self.last_answered: Turn | None = None  # whose reply is the newest in the conversation
         # Tentative turns (llm thread): the set silence rule; the gate, events and sentences held
         self.on_end_of_turn: Callable[[Turn], None] = lambda turn: None
@@ -74,7 +79,10 @@ class Responder:
             self._gate = SpeculativeStart(
                 turn, self.on_end_of_turn, lambda: self._confirmed(turn), self._withdrawn
             )
-        splitter = SentenceSplitter(first_clause_chars=self.first_chunk_chars)
+        splitter = SentenceSplitter(
+            first_clause_chars=self.first_chunk_chars,
+            first_words=getattr(self.speaker, "first_chunk_words", 0),
+        )
         try:
             for piece in self.conversation.stream(turn.text, turn.cancel, self._gate):
                 turn.stamps.setdefault("first_token", time.perf_counter())
@@ -238,9 +246,14 @@ class Responder:
         if held and not self._can_hold:
             self._deferred.append(sentence)
             return
+        first, self._first_spoken = self._first_spoken is not turn, turn
         index = self.speaker.say(spoken, held=True) if held else self.speaker.say(spoken)
         turn.heard.queued(index, sentence, turn.reply)
         self._show(Event("sentence", {"event": "queued", "index": index, "text": sentence}))
+        if first and index > 0 and hasattr(self.speaker, "wait_synthesized"):
+            # the first audio is what the user waits for: its synthesis gets the cores (the
+            # next tokens are needed only once it has played, a second or more from now)
+            self.speaker.wait_synthesized(index, FIRST_SYNTHESIS_WAIT_S)
         if held and self._gate is not None:
             self._gate.ready = True
 

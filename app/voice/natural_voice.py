@@ -93,6 +93,10 @@ class _CancellableSession:
 class NaturalSynthesizer:
     """One Piper voice. Use `NaturalSynthesizer.get(model_path)`."""
 
+    # A reply's first chunk ends after this many words when no clause ends sooner: Piper renders
+    # a chunk whole, so its first audio waits for the whole first chunk (bench/voice_latency).
+    first_chunk_words = 4
+
     _instances: ClassVar[dict[Path, NaturalSynthesizer]] = {}
     _instances_lock = threading.Lock()
 

@@ -64,12 +64,17 @@ CLAUSE_BREAK = re.compile(r"[,;:—–](?=\s)|\s[-–—]\s")
 class SentenceSplitter:
     """Incremental sentence splitter for streamed text (one per reply; not thread-safe)."""
 
-    def __init__(self, max_chars: int = 140, min_chars: int = 30, first_clause_chars: int = 0) -> None:
+    def __init__(
+        self, max_chars: int = 140, min_chars: int = 30, first_clause_chars: int = 0, first_words: int = 0
+    ) -> None:
         """`first_clause_chars` > 0: the FIRST chunk may end at a clause break once it is this
-        long, so speech starts sooner (later chunks are whole sentences)."""
+        long, so speech starts sooner (later chunks are whole sentences). `first_words` > 0: the
+        first chunk also ends after that many words when no break came sooner (a voice whose
+        synthesis time grows with the chunk: the natural voice)."""
         self.max_chars = max_chars
         self.min_chars = min_chars
         self.first_clause_chars = first_clause_chars
+        self.first_words = first_words
         self._emitted_any = False
         self._buf = ""
 
@@ -93,12 +98,23 @@ class SentenceSplitter:
                 cut = self._clause_cut(self.min_chars)
             if cut is None and not self._emitted_any and self.first_clause_chars:
                 cut = self._clause_cut(self.first_clause_chars)
+            if cut is None and not self._emitted_any and self.first_words:
+                cut = self._word_cut(self.first_words)
             if cut is None:
                 return out
             sentence, self._buf = self._buf[:cut].strip(), self._buf[cut:]
             if sentence:
                 out.append(sentence)
                 self._emitted_any = True
+
+    def _word_cut(self, words: int) -> int | None:
+        """Just after the `words`-th word, once a space shows it is complete; not inside a
+        number ("3.", "1,") or right before what ends the sentence anyway."""
+        found = list(re.finditer(r"\S+\s", self._buf))
+        if len(found) <= words:  # the word after them must have begun: it may end the sentence
+            return None
+        cut = found[words - 1].end()
+        return None if found[words - 1].group()[-2] in ".,:;" else cut
 
     def _clause_cut(self, min_chars: int) -> int | None:
         for m in CLAUSE_BREAK.finditer(self._buf):

@@ -126,6 +126,9 @@ class Speaker(SentenceQueue):
         self.notice = opened.notice  # a natural voice fell back to the system voice: why
         self.available = self._engine is not None
         self.problem = opened.problem
+        # The first chunk of a reply may end after this many words (0: at a clause or sentence
+        # end only): a natural voice's first audio waits for its whole first chunk.
+        self.first_chunk_words = getattr(self._engine, "first_chunk_words", 0)
         if not self.available:
             log.warning("speech output disabled: %s", self.problem)
         self._text_q: queue.Queue[tuple[int, int, str, _Hold | None] | None] = queue.Queue()
@@ -136,6 +139,8 @@ class Speaker(SentenceQueue):
         self._playing: _Playing | None = None
         self._generation = 0  # bumped by stop(): stale work is dropped
         self._index = 0
+        self._synthesized = 0  # sentences up to this index are synthesized or dropped
+        self._synthesized_cv = threading.Condition()
         self._pending = 0
         self._lock = threading.Lock()
         self._stream: Any = None  # sounddevice.OutputStream, opened per reply
@@ -165,6 +170,12 @@ class Speaker(SentenceQueue):
         self._text_q.put(item)
         return item[1]
 
+    def wait_synthesized(self, index: int, timeout: float) -> bool:
+        """Block until sentence `index` is synthesized (or dropped); False on timeout. The reply's
+        writer waits on its first sentence, so that the synthesis has the cores to itself."""
+        with self._synthesized_cv:
+            return self._synthesized_cv.wait_for(lambda: self._synthesized >= index, timeout)
+
     def release_held(self) -> None:
         """Play the held sentences (in their place in the queue)."""
         self._decide_hold(True)
@@ -188,6 +199,10 @@ class Speaker(SentenceQueue):
             cut = playing is not None and playing.gen == self._generation
             self._generation += 1
             self._pending = 0
+            dropped = self._index
+        with self._synthesized_cv:  # what was queued is dropped: nobody waits for it
+            self._synthesized = max(self._synthesized, dropped)
+            self._synthesized_cv.notify_all()
         self.discard_held()
         for q in (self._text_q, self._pcm_q):
             _drain(q)
@@ -229,25 +244,42 @@ class Speaker(SentenceQueue):
 
     def _synth_loop(self) -> None:
         while (item := self._text_q.get()) is not None:
-            gen, index, text, hold = item
-            if gen != self._generation:
-                continue
-            if hold is not None and hold.decided.is_set() and not hold.keep:
-                self._finish_one(gen, quiet=True)
-                continue
             try:
-                assert self._engine is not None
-                speech = self._engine.render(text, self.config.rate, self.config.volume)
+                self._synthesize(*item)
+            finally:
+                with self._synthesized_cv:
+                    self._synthesized = max(self._synthesized, item[1])
+                    self._synthesized_cv.notify_all()
+
+    def _synthesize(self, gen: int, index: int, text: str, hold: _Hold | None) -> None:
+        """Synthesis thread: one queued sentence to the playback queue (or dropped)."""
+        if gen != self._generation:
+            return
+        if hold is not None and hold.decided.is_set() and not hold.keep:
+            self._finish_one(gen, quiet=True)
+            return
+        try:
+            speech = self._render(gen, text)
+        except Cancelled:  # stop(): this sentence belongs to what was stopped
+            return
+        except Exception as exc:
+            log.exception("synthesis failed")
+            self._emit(SpeakerEvent("error", text, index, message=f"speech synthesis failed: {exc}"))
+            self._finish_one(gen)
+            return
+        if gen == self._generation:
+            self._pcm_q.put((gen, index, speech, hold))
+
+    def _render(self, gen: int, text: str) -> Speech:
+        """Synthesis thread: `text` as sound. A cancel meant for the sentences stop() dropped
+        can land on one queued just after it (say() from another thread): that one is redone."""
+        assert self._engine is not None
+        while True:
+            try:
+                return self._engine.render(text, self.config.rate, self.config.volume)
             except Cancelled:
-                self._finish_one(gen, quiet=True)
-                continue
-            except Exception as exc:
-                log.exception("synthesis failed")
-                self._emit(SpeakerEvent("error", text, index, message=f"speech synthesis failed: {exc}"))
-                self._finish_one(gen)
-                continue
-            if gen == self._generation:
-                self._pcm_q.put((gen, index, speech, hold))
+                if gen != self._generation:
+                    raise
 
     def _open_stream(self, rate: int):
         import sounddevice as sd
