@@ -37,7 +37,13 @@ from app.voice.word_timing import word_starts
 
 log = logging.getLogger(__name__)
 ESPEAK_WPM = 175  # the words per minute the app's rate setting counts from (espeak's default)
-RETUNE_IDLE_S = 5.0  # the thread count is re-chosen only after the voice was idle this long
+RETUNE_IDLE_S = 5.0
+# Piper scales each chunk to a full-scale peak by default, so a chunk's loudness depends on its
+# loudest sample ("Sure." and a long sentence differ by dBs) and the voice is ~2 dB louder than
+# espeak's. The model's own output is steady (-21 to -23 dB RMS while voiced, peaks <= 0.65 on
+# en_US-joe-medium): one fixed gain brings it to espeak's level (-18 dB), the level the echo
+# guard and barge-in were measured at.
+GAIN = 1.5  # the thread count is re-chosen only after the voice was idle this long
 
 
 class Cancelled(RuntimeError):
@@ -186,7 +192,8 @@ class NaturalSynthesizer:
             self._session.reset()
             syn = SynthesisConfig(
                 length_scale=self._config.length_scale * ESPEAK_WPM / rate if rate else None,
-                volume=1.0 if volume is None else float(volume),
+                normalize_audio=False,
+                volume=GAIN * (1.0 if volume is None else float(volume)),
             )
             self.synthesizing.set()
             try:
