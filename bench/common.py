@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -60,9 +61,9 @@ def words(text: str) -> list[str]:
     return re.findall(r"[a-z']+", text)
 
 
-def wer(ref: str, hyp: str) -> tuple[int, int]:
-    """(word edits, reference words) by Levenshtein distance over words."""
-    r, h = words(ref), words(hyp)
+def wer(ref: str, hyp: str, tokens: Callable[[str], list[str]] = words) -> tuple[int, int]:
+    """(word edits, reference words) by Levenshtein distance over `tokens` of each."""
+    r, h = tokens(ref), tokens(hyp)
     d = np.arange(len(h) + 1)
     for i in range(1, len(r) + 1):
         prev, d[0] = d.copy(), i

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import soxr
 
-from bench.common import emit, pct
+from bench.common import emit, pct, wer
 from bench.tts_sentences import SENTENCES
 from tests.support.pulse import VirtualAudio
 
@@ -99,15 +99,6 @@ def heard_words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9']+", text.lower().replace(",", ""))
 
 
-def word_edits(ref: list[str], hyp: list[str]) -> int:
-    d = list(range(len(hyp) + 1))
-    for i in range(1, len(ref) + 1):
-        prev, d[0] = d.copy(), i
-        for j in range(1, len(hyp) + 1):
-            d[j] = min(prev[j] + 1, d[j - 1] + 1, prev[j - 1] + (ref[i - 1] != hyp[j - 1]))
-    return d[len(hyp)]
-
-
 def intelligibility(voice: str, transcriber) -> dict:
     """WER of whisper on the engine's speech, first-clause synthesis time, real-time factor."""
     from app.voice.sentences import SentenceSplitter, speakable
@@ -130,9 +121,8 @@ def intelligibility(voice: str, transcriber) -> dict:
         rtf.append(took / (len(speech.pcm) / speech.sample_rate))
         audio = soxr.resample(speech.pcm, speech.sample_rate, 16000).astype(np.float32)
         heard = transcriber.transcribe(audio).text
-        ref, hyp = heard_words(text), heard_words(heard)
-        e = word_edits(ref, hyp)
-        edits, total = edits + e, total + len(ref)
+        e, n = wer(text, heard, heard_words)
+        edits, total = edits + e, total + n
         if e:
             misheard.append(f"{text} -> {heard}")
     return {

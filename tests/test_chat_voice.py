@@ -15,34 +15,22 @@ from tests.conftest import espeak
 from tests.support.process import wait_for_line
 
 
-def test_hands_free_terminal_turn_and_clean_ctrl_c(virtual_audio, speech_dir, tmp_path) -> None:
+def chat(flags: list[str], stdin: int) -> subprocess.Popen:
+    """`talk-llama chat FLAGS` as a user runs it, its output read line by line."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "app",
-            "chat",
-            "--jsonl",
-            "--ctx-size",
-            "1024",
-            "--temp",
-            "0",
-            "-mt",
-            "40",
-            "-p",
-            "Sam",
-            "-bn",
-            "Max",
-            "--session",
-            str(tmp_path / "s"),
-        ],
-        stdin=subprocess.DEVNULL,
+    return subprocess.Popen(
+        [sys.executable, "-m", "app", "chat", *flags],
+        stdin=stdin,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
     )
+
+
+def test_hands_free_terminal_turn_and_clean_ctrl_c(virtual_audio, speech_dir, tmp_path) -> None:
+    flags = ["--jsonl", "--ctx-size", "1024", "--temp", "0", "-mt", "40", "-p", "Sam", "-bn", "Max"]
+    proc = chat([*flags, "--session", str(tmp_path / "s")], stdin=subprocess.DEVNULL)
     try:
         wait_for_line(proc, proc.stderr, "[ready")
         wav = espeak("What is your favorite color?", speech_dir / "chat-color.wav", wpm=140)
@@ -130,9 +118,6 @@ def test_terminal_shows_only_the_conversation(virtual_audio, speech_dir, tmp_pat
     assert oct((tmp_path / "cfg" / "state" / "talk-llama.log").stat().st_mode & 0o777) == "0o600"
 
 
-CHAT = [sys.executable, "-m", "app", "chat"]
-
-
 def _speaker_playing(audio) -> bool:
     """The app has a stream open on the virtual speaker (it is speaking)."""
     sinks = dict(line.split("\t")[1::-1] for line in audio.pactl("list", "short", "sinks").splitlines())
@@ -143,28 +128,9 @@ def _speaker_playing(audio) -> bool:
 def test_an_interrupted_reply_is_recorded_as_it_was_heard(virtual_audio, speech_dir, tmp_path) -> None:
     """Push-to-talk barge-in during a long story: the JSON record says what the assistant
     remembers (`reply` as heard, the rest `unspoken`), as the saved conversation does."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     session = tmp_path / "s"
-    proc = subprocess.Popen(
-        [
-            *CHAT,
-            "--ptt",
-            "--jsonl",
-            "--ctx-size",
-            "1024",
-            "--temp",
-            "0",
-            "-mt",
-            "300",
-            "--session",
-            str(session),
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
+    flags = ["--ptt", "--jsonl", "--ctx-size", "1024", "--temp", "0", "-mt", "300", "--session", str(session)]
+    proc = chat(flags, stdin=subprocess.PIPE)
     try:
         assert proc.stdin is not None
         wait_for_line(proc, proc.stderr, "[ready")

@@ -9,6 +9,7 @@ the dialog shows it on the GUI thread).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Signal
@@ -40,7 +41,7 @@ def _speaks(languages: tuple[str, ...], code: str) -> bool:
 class VoiceTab(QWidget):
     preview_failed = Signal(str)
 
-    def __init__(self, voice: str, rate: int, language: str, output_device: object) -> None:
+    def __init__(self, voice: str, rate: int, language: str, output_device: Callable[[], object]) -> None:
         """`output_device`: a callable giving the chosen output device's data (the Audio tab)."""
         super().__init__()
         self._output_device = output_device
@@ -138,7 +139,7 @@ class VoiceTab(QWidget):
         return self.voice.currentData() or ""
 
     def preview(self) -> None:
-        voice, rate, device = self.selected(), self.rate.value(), self._output_device()  # type: ignore[operator]
+        voice, rate, device = self.selected(), self.rate.value(), self._output_device()
 
         def work() -> None:
             from app.voice.speaker import Speaker, SpeakerConfig
