@@ -20,6 +20,7 @@ from app.brain.persona import PINNED_TIME, Persona
 from app.brain.records import RemoteConfig
 from app.brain.remote import RemoteConversation
 from app.brain.user_turn import ConfirmAtPrompt
+from tests.support.process import text_chat
 from tests.support.servers import FaultServer, LlamaServer
 
 PERSONA = Persona("Sam", "Max", now=PINNED_TIME)
@@ -118,6 +119,57 @@ def test_trimming_keeps_a_long_conversation_going_in_a_small_context(llm_model, 
         small.stop()
 
 
+@pytest.mark.slow
+def test_a_server_whose_context_is_unknown_never_traps_the_conversation(llm_model, tmp_path) -> None:
+    """llama-cpp-python's server neither names its context nor answers 400: a prompt over it
+    gets a stream that ends with nothing. No --llm-ctx: the app assumes 4096 until then."""
+    small = LlamaServer(llm_model, tmp_path / "small.log", n_ctx=512)
+    ask = "Please answer in one short sentence."
+    lines = [f"{QUESTIONS[i % len(QUESTIONS)]} {ask} (turn {i + 1})" for i in range(30)]
+    try:
+        env = {**os.environ, "TALK_LLAMA_CONFIG": str(tmp_path / "config")}
+        turns, out = text_chat(small.url, lines, env, "-mt", "24", "--seed", "1")
+    finally:
+        small.stop()
+    assert out.returncode == 0 and "error:" not in out.stderr, out.stderr
+    assert [t["user"] for t in turns] == lines and all(t["reply"] for t in turns)
+    told = [t for t in turns if "notice" in t]
+    assert told and all("fewer tokens than assumed" in t["notice"] for t in told)
+    assert out.stderr.count("notice: ") == len(told)
+    first = turns.index(told[0])
+    assert all(t["n_ctx"] == 4096 for t in turns[:first])  # assumed until the server said otherwise
+    assert 512 <= turns[-1]["n_ctx"] < 4096 and turns[-1]["shifts"] >= 0
+
+
+def test_a_server_that_drops_every_stream_is_not_taken_for_a_small_context(faults) -> None:
+    r = brain(faults.url)
+    for q in QUESTIONS[:3]:
+        list(r.stream(q))
+    users, n_ctx = [ex.user for ex in r.kept], r.n_ctx
+    faults.mode = "empty"  # every stream ends before its first piece
+    with pytest.raises(BrainError, match="stopped in the middle of the reply"):
+        list(r.stream(QUESTIONS[3]))
+    assert faults.requests == 5  # the request and its one retry, trimmed
+    assert r.n_ctx == n_ctx and [ex.user for ex in r.kept] == [*users, QUESTIONS[3]]
+    assert r.last_stats is not None and not r.last_stats.notice
+    faults.mode = "ok"
+    assert "".join(r.stream(QUESTIONS[4])) == "Hello there, friend."
+
+
+def test_a_stream_dropped_before_its_first_piece_is_retried_once_trimmed(faults) -> None:
+    r = brain(faults.url)
+    for q in QUESTIONS[:4]:
+        list(r.stream(q))
+    faults.mode = "empty-once"
+    assert "".join(r.stream(QUESTIONS[4])) == "Hello there, friend."
+    assert faults.requests == 6 and r.ctx_source == "learned from a dropped reply"
+    assert r.last_stats is not None and "fewer tokens than assumed" in r.last_stats.notice
+    assert r.dropped_turns >= 1 and r.last_stats.shifts == 1
+    sent = faults.bodies[-2]["messages"]
+    assert len(faults.bodies[-1]["messages"]) < len(sent)  # the retry left the oldest turns out
+    assert faults.bodies[-1]["messages"][0] == sent[0]  # the system prompt stays
+
+
 def test_session_resumes_with_the_same_request_head(server, tmp_path) -> None:
     r = brain(server.url)
     "".join(r.stream(QUESTIONS[0]))
@@ -189,16 +241,8 @@ def test_a_stream_dropped_mid_reply_keeps_the_part_received(faults) -> None:
 @pytest.mark.slow
 def test_chat_cli_and_doctor_use_the_server(server, tmp_path) -> None:
     env = {**os.environ, "TALK_LLAMA_CONFIG": str(tmp_path / "config")}
-    out = subprocess.run(
-        [sys.executable, "-m", "app", "chat", "--text", "--jsonl", "--llm-url", server.url, "-mt", "24"],
-        input="Hello!\nWhat is two plus two?\n",
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    turns, out = text_chat(server.url, ["Hello!", "What is two plus two?"], env, "-mt", "24", timeout=120)
     assert out.returncode == 0, out.stderr
-    turns = [json.loads(line) for line in out.stdout.splitlines()]
     assert [t["user"] for t in turns] == ["Hello!", "What is two plus two?"] and all(
         t["reply"] for t in turns
     )

@@ -101,3 +101,4 @@ class TurnStats:
     user_trimmed: int = 0
     # remote: prompt tokens the server served from its cache (None: the server does not say)
     cached_tokens: int | None = None
+    notice: str = ""  # something about this turn the user should be told, in one sentence

@@ -10,7 +10,10 @@ What makes the local context good, done over `POST /v1/chat/completions` with `s
   follows the longest common prefix.
 - **Trimmed on whole turns, half the space at once.** When the next request would not fit the
   server's context (asked from the server: llama-server `/props`, Ollama `/api/show`; learned
-  from an "exceeds the context" answer; else configured), the oldest whole exchanges are dropped
+  from an "exceeds the context" answer or from a stream dropped before its first piece, which is
+  how llama-cpp-python's server answers an over-long prompt: the context is then taken to be
+  below that request's size, the request is trimmed and sent once more, and the turn's
+  `notice` says so; else configured), the oldest whole exchanges are dropped
   until half of the space after the system prompt is free, so the prefix then stays the same for
   many turns (dropping one message per turn would change it every turn and defeat the cache).
 - **Barge-in stops generation at once**: `cancel` closes the HTTP stream between pieces; the
@@ -48,7 +51,7 @@ from app.brain.ledger import Ledger
 from app.brain.persona import Persona
 from app.brain.records import BrainError, LoadResult, Message, RemoteConfig, TurnStats
 from app.brain.retry_seeds import RetrySeeds
-from app.brain.server_replies import StreamReader, cached_tokens, context_size_in, explain
+from app.brain.server_replies import DroppedStream, Reading, context_size_in, explain, read_reply
 from app.brain.session_files import REMOTE
 from app.brain.user_turn import TurnGate, ask
 from app.system.paths import private_dir, write_private
@@ -56,6 +59,11 @@ from app.system.paths import private_dir, write_private
 log = logging.getLogger(__name__)
 DEFAULT_N_CTX = 4096  # when the server cannot say and none is configured
 TURN_OVERHEAD = 8  # template tokens around one message (role markers, end of turn)
+
+
+def _reset(exc: BaseException | None) -> bool:
+    """A connection that failed under the request (reset, closed), not a timeout."""
+    return isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError)
 
 
 def estimate_tokens(text: str) -> int:
@@ -228,33 +236,28 @@ class RemoteConversation:
         self.turn_count += 1
         self.history.append(Message("user", text, name=self.persona.person))
         pieces: list[str] = []
-        reason, usage, cached, failure = "", None, None, None
-        chunks = StreamReader(response)  # a silent server must not hold up a barge-in
+        read, failure = Reading(t0), None
         try:
-            for chunk in chunks.until(cancel):
-                usage = chunk.usage or usage
-                cached = cached_tokens(chunk, cached)
-                choice = chunk.choices[0] if chunk.choices else None
-                if choice is not None and choice.finish_reason:
-                    reason = {"stop": "eog", "length": "max_tokens"}.get(
-                        choice.finish_reason, choice.finish_reason
-                    )
-                piece = choice.delta.content if choice is not None and choice.delta else None
-                if piece:
-                    if not stats.t_first_token_ms:
-                        stats.t_first_token_ms = (time.perf_counter() - t0) * 1000
-                    pieces.append(piece)
-                    yield piece
-            if cancel is not None and cancel.is_set() and reason != "eog":
-                reason = "cancelled"
-            elif not reason:  # the stream ended without saying why: the connection was dropped
-                raise BrainError(
-                    f"The language model server at {self.url} stopped in the middle of the reply."
-                )
+            try:
+                yield from read_reply(response, cancel, stats, pieces, read, self.url)
+            except Exception as exc:
+                before = self._snapshot()
+                retry = None if pieces or (cancel is not None and cancel.is_set()) else self._refit(text, exc)
+                if retry is None:
+                    raise
+                older = sum(ex.tokens for ex in self.kept)
+                stats.notice, stats.n_ctx = self._learned_notice(), self.n_ctx
+                try:
+                    yield from read_reply(retry, cancel, stats, pieces, read, self.url)
+                except Exception:
+                    if not pieces:  # not a context limit after all: as it was, and say the failure
+                        self._restore(before)
+                        older, stats.notice, stats.n_ctx = sum(ex.tokens for ex in self.kept), "", self.n_ctx
+                    raise
         except Exception as exc:  # dropped or malformed mid-reply: keep what came, then say so
-            reason, failure = "failed", self._explain(exc)
+            read.reason, failure = "failed", self._explain(exc)
         finally:
-            chunks.stop()  # the reader closes the stream: the server stops generating
+            reason, usage, cached = read.reason, read.usage, read.cached
             reply = "".join(pieces).strip()
             interrupted = reason in ("cancelled", "failed")
             self.history.append(Message("assistant", reply, interrupted=interrupted, name=self.persona.bot))
@@ -272,6 +275,44 @@ class RemoteConversation:
             self.last_stats = stats
         if failure is not None:
             raise failure
+
+    def _refit(self, text: str, exc: Exception) -> Any | None:
+        """A stream that ended before its first piece, for a request of ~N tokens, is how a
+        server with a smaller context than assumed answers (llama-cpp-python's drops it): take
+        the context to be below N, leave out the oldest whole exchanges and send the request
+        once more. Returns the new response, or None (and changes nothing) when this was not
+        such a failure, nothing can be left out, or the retry fails too."""
+        if not self.kept or not (isinstance(exc, DroppedStream) or _reset(exc)):
+            return None  # a timeout: a slow server, not a small one
+        before = self._snapshot()
+        sent = self.system_tokens + sum(ex.tokens for ex in self.kept) + estimate_tokens(text)
+        self.n_ctx, self.ctx_source = min(self.n_ctx, sent), "learned from a dropped reply"
+        log.info("stream dropped before its first piece at ~%d prompt tokens: context taken below it", sent)
+        self._fit(estimate_tokens(text), force=True)
+        for attempt in range(2):
+            try:
+                return self._open(text)
+            except BrainError as retry_exc:
+                cause = retry_exc.__cause__
+                if not attempt and _reset(cause):  # the server closed the kept-alive connection
+                    continue
+                log.info("the retry failed too (%s): the conversation is left as it was", retry_exc)
+        self._restore(before)
+        return None
+
+    def _snapshot(self) -> tuple[Any, ...]:
+        """What `_refit` changes, to put back when its guess was wrong."""
+        return list(self.kept), self.n_ctx, self.ctx_source, self.shifts, self.discarded, self.dropped_turns
+
+    def _restore(self, before: tuple[Any, ...]) -> None:
+        kept, self.n_ctx, self.ctx_source, self.shifts, self.discarded, self.dropped_turns = before
+        self.kept = list(kept)
+
+    def _learned_notice(self) -> str:
+        return (
+            f"The language model server holds fewer tokens than assumed (under {self.n_ctx}): "
+            "the oldest turns are left out from now on so the conversation goes on."
+        )
 
     def amend_last_reply(self, text: str, unspoken: str = "") -> bool:
         """The newest reply becomes `text` (what was heard): it is resent so from the next turn."""

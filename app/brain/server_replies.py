@@ -1,6 +1,7 @@
 """What OpenAI-compatible servers send back, read for `RemoteConversation`: the reply stream
-(read on its own thread), failures put in words (`BrainError`), the context size a server names
-when a request is too long, and the prompt tokens it served from its cache. No state of its own.
+(read on its own thread, its pieces and why it stopped), failures put in words (`BrainError`),
+the context size a server names when a request is too long, and the prompt tokens it served
+from its cache. No state of its own.
 """
 
 from __future__ import annotations
@@ -8,12 +9,64 @@ from __future__ import annotations
 import queue
 import re
 import threading
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import openai
 
-from app.brain.records import BrainError, RemoteConfig
+from app.brain.records import BrainError, RemoteConfig, TurnStats
+
+
+class DroppedStream(BrainError):
+    """The server ended a reply's stream without saying why (no finish reason)."""
+
+
+@dataclass
+class Reading:
+    """What one turn's reply stream said so far: why it stopped, its usage, its cached tokens;
+    `t0`: when the turn was sent (perf_counter), for the time to its first piece."""
+
+    t0: float
+    reason: str = ""
+    usage: Any = None
+    cached: int | None = None
+
+
+def read_reply(
+    response: Any,
+    cancel: threading.Event | None,
+    stats: TurnStats,
+    pieces: list[str],
+    read: Reading,
+    url: str,
+) -> Iterator[str]:
+    """Yield one response's reply pieces (also appended to `pieces`), noting in `read` why it
+    stopped, its usage and cached tokens, and the first piece's time in `stats`. Stops at once
+    when `cancel` is set (the stream is closed: the server stops generating). Raises what the
+    stream raised, or `DroppedStream` when it ended without a reason."""
+    chunks = StreamReader(response)  # a silent server must not hold up a barge-in
+    try:
+        for chunk in chunks.until(cancel):
+            read.usage = chunk.usage or read.usage
+            read.cached = cached_tokens(chunk, read.cached)
+            choice = chunk.choices[0] if chunk.choices else None
+            if choice is not None and choice.finish_reason:
+                reason = choice.finish_reason
+                read.reason = {"stop": "eog", "length": "max_tokens"}.get(reason, reason)
+            piece = choice.delta.content if choice is not None and choice.delta else None
+            if piece:
+                if not stats.t_first_token_ms:
+                    stats.t_first_token_ms = (time.perf_counter() - read.t0) * 1000
+                pieces.append(piece)
+                yield piece
+        if cancel is not None and cancel.is_set() and read.reason != "eog":
+            read.reason = "cancelled"
+        elif not read.reason:  # the stream ended without saying why: the connection was dropped
+            raise DroppedStream(f"The language model server at {url} stopped in the middle of the reply.")
+    finally:
+        chunks.stop()  # the reader closes the stream: the server stops generating
 
 
 def explain(exc: Exception, url: str, model: str, config: RemoteConfig) -> BrainError:

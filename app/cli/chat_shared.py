@@ -82,6 +82,7 @@ def turn_record(stats, user: str, reply: str) -> dict:
         "t_first_token_ms": round(stats.t_first_token_ms, 1),
         "t_gen_ms": round(stats.t_gen_ms, 1),
         **({"cached_tokens": stats.cached_tokens} if stats.cached_tokens is not None else {}),
+        **({"notice": stats.notice} if stats.notice else {}),
     }
 
 

@@ -48,6 +48,8 @@ def run_text(args: argparse.Namespace) -> int:
                 continue
             out.line("")
             reply = "".join(pieces).strip()
+            if conv.last_stats is not None and conv.last_stats.notice:
+                print(f"notice: {conv.last_stats.notice}", file=sys.stderr, flush=True)
             if args.jsonl:
                 print(json.dumps(turn_record(conv.last_stats, text, reply), ensure_ascii=False), flush=True)
             if args.print_special and isinstance(conv, Conversation):  # the local model's tokens

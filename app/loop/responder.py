@@ -273,5 +273,7 @@ class Responder:
         if message is not None:
             message.details = {k: v for k, v in data.items() if k not in ("user", "reply")}
         self._emit(Event("turn", data))
+        if stats is not None and stats.notice:
+            self._emit(Event("notice", {"message": stats.notice}))
         if self.speaking is turn and not self.speaker.busy and self.current is None:
             self._set_state(State.IDLE)

@@ -16,3 +16,17 @@ def wait_for_line(proc: subprocess.Popen, stream: IO[str], marker: str, timeout:
         line = stream.readline()
         if marker in line:
             return line
+
+
+def text_chat(
+    url: str, lines: list[str], env: dict[str, str], *flags: str, timeout: float = 600
+) -> tuple[list[dict], subprocess.CompletedProcess]:
+    """`talk-llama chat --text --jsonl --llm-url URL FLAGS` with `lines` typed on stdin, as a
+    user runs it; returns the turn records and the finished process."""
+    import json
+    import sys
+
+    cmd = [sys.executable, "-m", "app", "chat", "--text", "--jsonl", "--llm-url", url, *flags]
+    typed = "\n".join(lines) + "\n"
+    out = subprocess.run(cmd, input=typed, capture_output=True, text=True, env=env, timeout=timeout)
+    return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")], out

@@ -79,8 +79,9 @@ class FaultServer:
     """Answers /v1/models with one model and /v1/chat/completions according to `mode`:
     "ok" (a short stream), "stall" (no byte for `stall_s`), "status:NNN", "drop" (two pieces,
     then the connection closes), "stall-after-first" (one piece, then silence for `stall_s`),
-    "malformed" (a stream that is not JSON), "context:N" (once,
-    llama-server's 400 for a prompt over a context of N tokens; then "ok")."""
+    "malformed" (a stream that is not JSON), "empty" (a stream that ends with no chunk, as
+    llama-cpp-python's server answers a prompt over its context; "empty-once": once, then "ok"),
+    "context:N" (once, llama-server's 400 for a prompt over a context of N tokens; then "ok")."""
 
     def __init__(self) -> None:
         self.mode = "ok"
@@ -133,6 +134,10 @@ class FaultServer:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
+                if mode.startswith("empty"):
+                    server.mode = "ok" if mode == "empty-once" else mode
+                    self.wfile.write(b"data: [DONE]\n\n")
+                    return
                 if mode == "malformed":
                     self.wfile.write(b"data: {this is not json\n\n")
                     self.wfile.flush()
