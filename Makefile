@@ -16,12 +16,12 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 WHEELS := $(HOME)/.cache/talk-llama/wheels/$(shell echo '$(LLAMA_VERSION) $(LLAMA_CMAKE_ARGS)' | sha1sum | cut -c1-12)
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: run test check sysdeps sysdeps-test install models lint bench bench-report bundle clean
+.PHONY: run test check sysdeps sysdeps-test install models llama-server lint bench bench-report bundle clean
 
 run: sysdeps install models
 	$(BIN)/talk-llama
 
-test: sysdeps-test install models
+test: sysdeps-test install models llama-server
 	@$(BIN)/talk-llama models fetch tiny.en  # the f16 model the quantizer tests start from
 	$(BIN)/python -m pytest
 
@@ -54,6 +54,11 @@ bundle: sysdeps install
 models: install
 	@$(BIN)/talk-llama models fetch
 
+# llama.cpp's own llama-server and ggml-rpc-server, a test tool for the remote brain (built once
+# from the llama.cpp llama-cpp-python vendors, cached; about 15 minutes on 2 cores the first time).
+llama-server: install
+	@packaging/build_llama_server.sh $(BIN)/python >/dev/null
+
 # Lint and types: ruff (rules and formatting) and mypy (strict in brain/ and loop/: pyproject.toml).
 lint: install
 	$(BIN)/ruff check app tests bench
@@ -68,10 +73,11 @@ check: lint sysdeps-test models
 bench-report: install
 	$(BIN)/python -m bench.report --write
 
-bench: sysdeps-test install models
+bench: sysdeps-test install models llama-server
 	@$(BIN)/talk-llama models fetch tiny.en
-	for b in stt pauses fragments tts latency context idle bargein remote chatview switch orb; do $(BIN)/python -m bench.$$b || exit 1; done
+	for b in stt pauses fragments tts latency context idle bargein remote llama_server chatview switch orb; do $(BIN)/python -m bench.$$b || exit 1; done
 	$(BIN)/python -m bench.load --voice 8
+	$(BIN)/python -m bench.remote --load
 	$(BIN)/python -m bench.coldstart --runs 5  # builds a bundle
 	$(BIN)/python -m bench.longchat --configs today,default  # ~35 minutes
 	$(BIN)/python -m bench.report --write

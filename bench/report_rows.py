@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bench.report_remote import server_rows
 from bench.report_turns import bargein_rows, idle_rows, latency_rows, load_rows, prosody_row
 from bench.result_files import Row, load, ok
 
@@ -109,8 +110,7 @@ def rows() -> list[Row]:
         out += idle_rows(r)
     if r := load("bargein"):
         out += bargein_rows(r)
-    if r := load("remote"):
-        out += remote_rows(r)
+    out += server_rows()
     if r := load("load"):
         out += load_rows(r)
     if r := load("chatview"):
@@ -288,29 +288,6 @@ def longchat_rows(r: dict) -> list[Row]:
                 f"all ({ok(passed == len(seeds))})",
             )
         )
-    return out
-
-
-def remote_rows(r: dict) -> list[Row]:
-    p = r["policies"]
-    out = [
-        (
-            "remote",
-            f"{name}: answered · tokens sent / evaluated by the server per turn · first token p50 / p90",
-            f"{m['answered']}/{r['turns']} · {m['sent_mean']} / {m['evaluated_mean']} · "
-            f"{m['ttft_p50_ms']} / {m['ttft_p90_ms']} ms",
-            "",
-        )
-        for name, m in p.items()
-    ]
-    out.append(
-        (
-            "remote",
-            "one-message sliding window / ours: server evaluation · first token p50",
-            f"{r['evaluated_sliding_over_ours']}× · {r['ttft_p50_sliding_over_ours']}×",
-            f"ours answers every turn ({ok(p['ours']['answered'] == r['turns'])})",
-        )
-    )
     return out
 
 

@@ -8,9 +8,11 @@
 # backend uses AVX-VNNI, which these CPUs lack). Static libraries: the binaries need no
 # LD_LIBRARY_PATH and cannot pick up the app's libggml. Built once per source and flag set into
 # ~/.cache/talk-llama/llama-server/<hash>/ (about 15 minutes on 2 cores).
-#   packaging/build_llama_server.sh PYTHON   (PYTHON: the venv's interpreter, for pip download)
+#   packaging/build_llama_server.sh PYTHON          build if needed (PYTHON: the venv's interpreter)
+#   packaging/build_llama_server.sh PYTHON --find   only say where it is; exit 1 when not built
 set -euo pipefail
 PY=${1:-python3}
+find_only=${2:-}
 version=$("$PY" -c "import importlib.metadata as m; print(m.version('llama-cpp-python'))")
 flags="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_OPENMP=OFF"
 flags+=" -DGGML_RPC=ON -DLLAMA_BUILD_SERVER=ON -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DBUILD_SHARED_LIBS=OFF"
@@ -21,6 +23,7 @@ if [ -x "$out/bin/llama-server" ] && [ -x "$out/bin/ggml-rpc-server" ]; then
   echo "$out/bin"
   exit 0
 fi
+[ "$find_only" = "--find" ] && { echo "llama-server is not built: run packaging/build_llama_server.sh $PY" >&2; exit 1; }
 sdist_dir=$cache/sdist
 sdist=$sdist_dir/llama_cpp_python-$version.tar.gz
 [ -f "$sdist" ] || "$PY" -m pip download -q --no-deps --no-binary :all: -d "$sdist_dir" "llama-cpp-python==$version" >&2

@@ -4,12 +4,14 @@ and how it recovered. pytest-qt on the real assistant, real models, virtual audi
 from __future__ import annotations
 
 import dataclasses
+import struct
 import time
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from app.brain.session_files import read_history
+from app.catalog import catalog
 from app.gui.settings_dialog import SettingsDialog
 from app.loop.conversation_store import title_from
 from app.loop.events import State
@@ -56,7 +58,15 @@ def test_settings_refuse_a_model_that_is_not_one(qtbot, config_dir, tmp_path) ->
     dlg.show()
     notes = tmp_path / "notes.txt"
     notes.write_text("not a model")
-    for typed, says in ((str(tmp_path / "typo.gguf"), "missing"), (str(notes), "not a GGUF file")):
+    whole = catalog.default_model_path("llm").read_bytes()
+    cut = tmp_path / "downloaded.gguf"  # a model of the user's own, its download cut short
+    cut.write_bytes(whole[: len(whole) // 3])
+    incomplete = f"the file is incomplete ({cut.stat().st_size:,} of {len(whole):,} bytes)"
+    for typed, says in (
+        (str(tmp_path / "typo.gguf"), "missing"),
+        (str(notes), "not a GGUF file"),
+        (str(cut), incomplete),
+    ):
         dlg.llm.setEditText(typed)
         dlg.accept()
         assert dlg.isVisible() and dlg.result() == 0, "the dialog closed on a bad model"
@@ -66,6 +76,29 @@ def test_settings_refuse_a_model_that_is_not_one(qtbot, config_dir, tmp_path) ->
     dlg.llm.setCurrentIndex(0)  # back to the built-in model
     dlg.accept()
     assert not dlg.isVisible() and dlg.result() == 1
+
+
+def test_a_new_model_that_cannot_load_leaves_the_working_one(qtbot, config_dir, tmp_path) -> None:
+    """A GGUF whose header is whole but which llama.cpp cannot load (here: no architecture, as
+    an unsupported model is): Settings cannot know at OK; the window goes back to the model that
+    worked, says so, and does not keep the choice."""
+    w = open_window(qtbot, AppSettings())
+    assert w.problems.working("llm")
+    bad = tmp_path / "unsupported.gguf"
+    bad.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, 0))
+    catalog.check_file(bad, "llm")  # passes the file check
+    w.apply_settings(dataclasses.replace(w.settings, llm_model=str(bad)))
+    qtbot.waitUntil(lambda: "model-kept" in w.banners.messages(), timeout=60000)
+    qtbot.waitUntil(lambda: w.problems.working("llm") and w.loading.isHidden(), timeout=60000)
+    said = w.banners.messages()
+    assert "Still using the built-in model." in said["model-kept"] and "llm" not in said
+    assert w.settings.llm_model == "" and AppSettings.load().llm_model == ""
+    w.input.setText("Hello!")
+    w.send_typed()
+    qtbot.waitUntil(lambda: len(w.bridge.history()) == 2, timeout=60000)
+    shot(w, "model-kept")
+    settled(qtbot, w)
+    close_window(w)
 
 
 def test_banner_goes_when_the_model_is_fixed_and_spoken_words_are_kept(

@@ -135,7 +135,34 @@ def test_truncated_model_detected(fake_copy: Path) -> None:
     with pytest.raises(ModelError) as err:
         check_file(fake_copy, "llm")
     msg = str(err.value)
-    assert "truncated" in msg and str(fake_copy) in msg and "talk-llama models fetch smollm2-135m" in msg
+    half, whole = fake_copy.stat().st_size, catalog_size(fake_copy.name)
+    assert f"the file is incomplete ({half:,} of {whole:,} bytes)" in msg
+    assert str(fake_copy) in msg and "talk-llama models fetch smollm2-135m" in msg
+
+
+def catalog_size(name: str) -> int:
+    return next(e.size for e in catalog.load_catalog() if e.file == name and e.size)
+
+
+@pytest.mark.parametrize("keep", [0.999, 0.5, 0.1, 0.001])
+def test_a_gguf_of_our_own_cut_anywhere_is_refused_with_how_much_is_missing(
+    tmp_path: Path, llm_model: Path, keep: float
+) -> None:
+    """Not in the catalog (no size, no checksum): its own tensor table says how long it must be."""
+    from app.catalog.gguf_size import expected_size
+
+    whole = llm_model.read_bytes()
+    assert expected_size(llm_model) == len(whole)  # exact for an intact file
+    mine = tmp_path / "my-model.gguf"
+    mine.write_bytes(whole[: int(len(whole) * keep)])
+    with pytest.raises(ModelError) as err:
+        check_file(mine, "llm")
+    msg = str(err.value)
+    if keep >= 0.1:  # cut in the tensor data (the header with its vocabulary is ~2 MB)
+        assert f"the file is incomplete ({mine.stat().st_size:,} of {len(whole):,} bytes)" in msg
+    else:  # cut inside the header: the table cannot be read
+        assert "is damaged: the file ends inside its header" in msg
+    assert "choose another model file" in msg
 
 
 def test_corrupted_model_detected(fake_copy: Path) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 import platformdirs
 
 from app.catalog.ggml_whisper import GgmlFormatError, check_structure
+from app.catalog.gguf_size import GgufFormatError, expected_size
 
 MODELS_ENV = "TALK_LLAMA_MODELS"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -156,13 +157,34 @@ def check_file(path: Path, kind: str, entry: ModelEntry | None = None, verify_ha
         raise ModelError(f"{kind_name} {path} has no {path.name}.json beside it (its config). {hint}")
     if kind == "whisper" and not (entry and verify_hash and entry.sha256):  # else the sha256 covers it
         _check_whisper_structure(path, f"{kind_name} {path}", hint)
+    if kind == "llm" and not (entry and entry.size):
+        _check_gguf_size(path, size, f"{kind_name} {path}", hint)
     if entry is None:
         return
     if entry.size is not None and size != entry.size:
-        state = "truncated" if size < entry.size else "larger than expected"
-        raise ModelError(f"{kind_name} {path} is {state} ({size} bytes, expected {entry.size}). {hint}")
+        if size < entry.size:
+            raise ModelError(_incomplete(f"{kind_name} {path}", size, entry.size, hint))
+        larger = f"is larger than expected ({size} bytes, expected {entry.size})"
+        raise ModelError(f"{kind_name} {path} {larger}. {hint}")
     if verify_hash and entry.sha256 and sha256_of(path) != entry.sha256:
         raise ModelError(f"{kind_name} {path} is corrupted (sha256 mismatch). {hint}")
+
+
+def _incomplete(what: str, size: int, expected: int, hint: str) -> str:
+    return (
+        f"{what}: the file is incomplete ({size:,} of {expected:,} bytes); the download or copy "
+        f"stopped early. {hint}"
+    )
+
+
+def _check_gguf_size(path: Path, size: int, what: str, hint: str) -> None:
+    """A GGUF's own tensor table says how long the file must be (app/catalog/gguf_size.py)."""
+    try:
+        expected = expected_size(path)
+    except (GgufFormatError, OSError) as exc:
+        raise ModelError(f"{what} is damaged: {exc}. {hint}") from exc
+    if size < expected:
+        raise ModelError(_incomplete(what, size, expected, hint))
 
 
 def _check_whisper_structure(path: Path, what: str, hint: str) -> None:

@@ -157,7 +157,9 @@ class MainWindow(QMainWindow):
             self.status,
             lambda: self.settings,
             self.open_settings,
+            self._keep_working_model,
         )
+        self._working: dict[str, str] = {}  # part -> the model file that loaded before a change
         self.conversations = Conversations(
             self.sidebar, lambda: self.settings, self.bridge, self.feed, self.banners, self.status
         )
@@ -285,6 +287,11 @@ class MainWindow(QMainWindow):
         persona applies from the next turn: earlier turns keep their names)."""
         reload = new.model_reload_needed(self.settings)
         voice = new.voice_change_needed(self.settings)
+        self._working = {
+            part: old
+            for part, key in (("llm", "llm_model"), ("whisper", "whisper_model"))
+            if (old := getattr(self.settings, key)) != getattr(new, key) and self.problems.working(part)
+        }
         self.settings = new
         new.save()
         self.chat.person, self.chat.bot = new.person, new.bot
@@ -297,6 +304,27 @@ class MainWindow(QMainWindow):
         elif voice:  # the new voice's own problems, if any, come back as a banner
             self.banners.clear("tts")
             self.bridge.change_voice(assistant_config(new).speaker)
+
+    def _keep_working_model(self, part: str, message: str) -> bool:
+        """A model just chosen in Settings failed to load: go back to the one that worked and
+        say so (the choice is not kept: the next start must not fail the same way)."""
+        old = self._working.pop(part, None)
+        if old is None:
+            return False
+        self._working.clear()
+        key = "llm_model" if part == "llm" else "whisper_model"
+        setattr(self.settings, key, old)
+        self.settings.save()
+        self.start_assistant()
+        kept = Path(old).name if old else "the built-in model"
+        self.banners.show_message(
+            "model-kept",
+            f"{message.rstrip('.')}. Still using {kept}.",
+            "warning",
+            "Settings…",
+            self.open_settings,
+        )
+        return True
 
     # ----- events from the core ----------------------------------------------------------------
     def on_event(self, kind: str, data: dict) -> None:

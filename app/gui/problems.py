@@ -33,8 +33,11 @@ class Problems:
         status: Callable[[str], None],
         settings: Callable[[], AppSettings],
         open_settings: Callable[[], None],
+        keep_working: Callable[[str, str], bool] = lambda _part, _msg: False,
     ) -> None:
-        """`status(text)`: a passing message; `settings()`: the window's current settings."""
+        """`status(text)`: a passing message; `settings()`: the window's current settings;
+        `keep_working(part, message)`: a newly chosen model failed to load; True when the window
+        went back to the one that worked (it says so itself)."""
         self.loading = loading
         self.banners = banners
         self.setup = setup
@@ -42,17 +45,24 @@ class Problems:
         self._status = status
         self._settings = settings
         self._open_settings = open_settings
+        self._keep_working = keep_working
         self._loaded: set[str] = set()
+        self._failed: set[str] = set()
         self.llm_failed = False  # the language model could not load: typed text stays put
 
     def restart(self) -> None:
         """The assistant (re)starts: its problems are checked again, so their messages go."""
         self._loaded.clear()
+        self._failed.clear()
         self.llm_failed = False
-        self.banners.clear("llm", "whisper", "microphone", "tts", "hotkey")
+        self.banners.clear("llm", "whisper", "microphone", "tts", "hotkey", "model-kept")
         self.gauge.update_stats({})
         self.loading.setValue(0)
         self.loading.show()
+
+    def working(self, part: str) -> bool:
+        """`part` ("llm", "whisper") has loaded in the assistant as it runs now."""
+        return part in self._loaded and part not in self._failed
 
     def handle(self, kind: str, d: dict) -> None:
         handler = getattr(self, f"_on_{kind}", None)
@@ -63,6 +73,8 @@ class Problems:
         """`part` loaded or failed; the progress bar goes when every part has (after a moment
         at 100 % when the last one loaded)."""
         self._loaded.add(part)
+        if failed:
+            self._failed.add(part)
         self.loading.setValue(len(self._loaded))
         if not self._loaded.issuperset(PARTS):
             return
@@ -95,7 +107,8 @@ class Problems:
         source, msg = d.get("source", ""), d["message"]
         if source in PARTS:
             self._part_done(source, failed=True)
-            self._model_missing(source, msg)
+            if not self._keep_working(source, msg):
+                self._model_missing(source, msg)
         elif source in ("microphone", "brain"):  # a reply failed (a server): the next good turn clears it
             kind = "warning" if source == "microphone" else "error"
             self.banners.show_message(source, msg, kind, "Settings…", self._open_settings)

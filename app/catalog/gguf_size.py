@@ -1,0 +1,103 @@
+"""How many bytes a GGUF file must hold, read from its own header and tensor table (no tensor
+data is read: a few milliseconds for any model). A file shorter than that was cut off in a
+download or a copy; llama.cpp refuses it only when it loads, after the user has left Settings.
+
+Hand-written because the format's reader (`gguf`, llama.cpp's Python package) builds every
+tensor and metadata array with numpy first: seconds for a 100 MB model, and it fails on a cut
+file with a reshape error instead of saying how much is missing. The block sizes below are the
+format's (ggml's type traits); a type not listed counts only as where its data starts.
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+from typing import BinaryIO
+
+MAGIC = b"GGUF"
+# ggml type id: (elements per block, bytes per block)
+BLOCKS = {
+    0: (1, 4), 1: (1, 2), 2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (32, 24), 8: (32, 34), 9: (32, 40),
+    10: (256, 84), 11: (256, 110), 12: (256, 144), 13: (256, 176), 14: (256, 210), 15: (256, 292),
+    16: (256, 66), 17: (256, 74), 18: (256, 98), 19: (256, 50), 20: (32, 18), 21: (256, 110),
+    22: (256, 82), 23: (256, 136), 24: (1, 1), 25: (1, 2), 26: (1, 4), 27: (1, 8), 28: (1, 8),
+    29: (256, 56), 30: (1, 2), 34: (256, 54), 35: (256, 66), 39: (32, 17), 40: (64, 36), 41: (128, 18),
+}  # fmt: skip
+# metadata value types of a fixed size (u8 i8 u16 i16 u32 i32 f32 bool; u64 i64 f64)
+FIXED = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+STRING, ARRAY = 8, 9
+
+
+class GgufFormatError(ValueError):
+    """The header or tensor table cannot be read (not a GGUF file, or cut inside the header)."""
+
+
+class _Reader:
+    def __init__(self, f: BinaryIO, size: int) -> None:
+        self.f, self.size = f, size
+
+    def take(self, n: int) -> bytes:
+        if n < 0 or self.f.tell() + n > self.size:
+            raise GgufFormatError("the file ends inside its header")
+        return self.f.read(n)
+
+    def u32(self) -> int:
+        return int(struct.unpack("<I", self.take(4))[0])
+
+    def u64(self) -> int:
+        return int(struct.unpack("<Q", self.take(8))[0])
+
+    def string(self) -> bytes:
+        return self.take(self.u64())
+
+    def skip_value(self, kind: int) -> None:
+        if kind in FIXED:
+            self.take(FIXED[kind])
+        elif kind == STRING:
+            self.string()
+        elif kind == ARRAY:
+            inner, n = self.u32(), self.u64()
+            if inner in FIXED:
+                self.take(FIXED[inner] * n)
+            else:
+                for _ in range(n):
+                    self.skip_value(inner)
+        else:
+            raise GgufFormatError(f"unknown metadata type {kind}")
+
+
+def expected_size(path: Path) -> int:
+    """The smallest size `path` can have with all its tensors' data in it. Raises
+    GgufFormatError when the header or tensor table is unreadable."""
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        r = _Reader(f, size)
+        if r.take(4) != MAGIC:
+            raise GgufFormatError("not a GGUF file")
+        version = r.u32()
+        if version < 2:
+            raise GgufFormatError(f"GGUF version {version} is too old for llama.cpp")
+        n_tensors, n_kv = r.u64(), r.u64()
+        alignment = 32
+        for _ in range(n_kv):
+            key, kind = r.string(), r.u32()
+            if key == b"general.alignment" and kind == 4:
+                alignment = r.u32() or 32
+            else:
+                r.skip_value(kind)
+        end = 0
+        for _ in range(n_tensors):
+            r.string()  # the tensor's name
+            n_dims = r.u32()
+            if n_dims > 8:
+                raise GgufFormatError("implausible tensor table")
+            count = 1
+            for _ in range(n_dims):
+                count *= r.u64()
+            kind, offset = r.u32(), r.u64()
+            per_block, block_bytes = BLOCKS.get(kind, (1, 0))
+            end = max(end, offset + count // per_block * block_bytes)
+        if not n_tensors:  # a vocabulary-only file ends with its header
+            return f.tell()
+        data_start = -(-f.tell() // alignment) * alignment
+    return data_start + end
