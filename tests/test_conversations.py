@@ -135,3 +135,38 @@ def test_a_narrow_window_hides_the_sidebar_and_the_menu_toggles_it(qtbot, config
     w.menu_actions["sidebar"].trigger()
     assert w.sidebar.isVisible()
     close_window(w)
+
+
+def test_the_window_title_names_the_conversation_and_unsent_text_stays_with_it(
+    qtbot, config_dir, virtual_audio, tmp_path, monkeypatch
+) -> None:
+    from app.gui.export_path import export_folder, export_name
+
+    w = open_window(qtbot)
+    first = w.conversations.current
+    assert w.windowTitle() == f"{UNTITLED} — talk-llama"
+    _say(qtbot, w, "What is the capital of France?")
+    qtbot.waitUntil(lambda: w.windowTitle() == "What is the capital of France? — talk-llama", timeout=5000)
+    w.input.setText("and of Spain")  # typed, not sent
+    w.menu_actions["new"].trigger()
+    second = w.conversations.current
+    assert second != first and w.input.text() == ""  # the new conversation's box is its own
+    assert w.windowTitle() == f"{UNTITLED} — talk-llama"
+    w.input.setText("a draft in the new one")
+    w.sidebar.chosen.emit(first)
+    qtbot.waitUntil(lambda: len(w.chat.messages) == 2, timeout=30000)
+    assert w.input.text() == "and of Spain" and w.windowTitle().startswith("What is the capital")
+    assert second in w.sidebar.ids()  # an empty conversation holding a draft is not thrown away
+    w.sidebar.chosen.emit(second)
+    qtbot.waitUntil(lambda: w.conversations.current == second and not w.chat.messages, timeout=30000)
+    assert w.input.text() == "a draft in the new one"
+    shot(w, "draft-kept")
+    # Export suggests the title as the file name, in Documents, else the home folder
+    assert export_name("What is the capital of France? — talk-llama") == "What is the capital of France"
+    assert export_name("??? — talk-llama") == "conversation"
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("XDG_DOCUMENTS_DIR", raising=False)
+    assert export_folder() == tmp_path
+    (tmp_path / "Documents").mkdir()
+    assert export_folder() == tmp_path / "Documents"
+    close_window(w)

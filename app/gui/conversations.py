@@ -15,12 +15,14 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
+from PySide6.QtWidgets import QLineEdit
+
 from app.brain.session_files import read_history
 from app.gui.banners import BannerArea
 from app.gui.bridge import AssistantBridge
 from app.gui.chat_feed import ChatFeed
 from app.gui.sidebar import Sidebar
-from app.loop.conversation_store import ConversationStore
+from app.loop.conversation_store import UNTITLED, ConversationStore
 from app.loop.settings import LEGACY_SESSION, AppSettings, conversations_dir
 from app.system.paths import data_dir
 
@@ -37,9 +39,14 @@ class Conversations:
         banners: BannerArea,
         status: Callable[[str], None],
         store: ConversationStore | None = None,
+        draft: QLineEdit | None = None,
+        show_title: Callable[[str], None] = lambda _title: None,
     ) -> None:
         """`settings()`: the window's current settings (saved when the open conversation
-        changes); `status(text)`: a passing message for the status bar."""
+        changes); `status(text)`: a passing message for the status bar; `draft`: the message
+        box, whose unsent text belongs to the conversation it was typed in (kept per
+        conversation while the window is open); `show_title(title)`: the open conversation's
+        title, whenever it may have changed (the window title)."""
         self.sidebar = sidebar
         self._settings = settings
         self.bridge = bridge
@@ -49,6 +56,8 @@ class Conversations:
         self.store = store or ConversationStore(conversations_dir())
         self.store.purge_deleted()
         self._deleting: list[str] = []  # deleted while open: set aside after the switch
+        self._draft, self._show_title = draft, show_title
+        self._drafts: dict[str, str] = {}  # conversation id -> unsent text typed in it
         self.current = self._first()
         sidebar.chosen.connect(self.open)
         sidebar.new_requested.connect(self.new)
@@ -74,7 +83,9 @@ class Conversations:
         return self.store.path(self.current)
 
     def refresh(self) -> None:
-        self.sidebar.show_list(self.store.list(), self.current)
+        listed = self.store.list()
+        self.sidebar.show_list(listed, self.current)
+        self._show_title(next((c.title for c in listed if c.id == self.current), UNTITLED))
 
     # ----- what the sidebar asks -----------------------------------------------------------------
     def open(self, conv_id: str) -> None:
@@ -85,6 +96,9 @@ class Conversations:
         """Open `conv_id`; True when the assistant switches (a `switched` event will say when
         it has let go of the previous folder)."""
         self._leave()
+        if self._draft is not None:  # the unsent text stays with its conversation
+            self._drafts[self.current] = self._draft.text()
+            self._draft.setText(self._drafts.pop(conv_id, ""))
         self.current = conv_id
         self._remember(conv_id)
         self.feed.handle("history", {"messages": read_history(self.path)})  # at once, from the files
@@ -175,8 +189,14 @@ class Conversations:
             self.store.discard(self.current)
 
     def _empty(self, conv_id: str) -> bool:
-        """Nothing said in it yet (nothing saved, nothing on screen)."""
-        return self.store.exists(conv_id) and self.store.get(conv_id).empty and not self.feed.chat.messages
+        """Nothing said in it yet (nothing saved, nothing on screen, nothing typed)."""
+        typed = self._draft is not None and conv_id == self.current and self._draft.text().strip()
+        return (
+            self.store.exists(conv_id)
+            and self.store.get(conv_id).empty
+            and not self.feed.chat.messages
+            and not typed
+        )
 
     def _remember(self, conv_id: str) -> None:
         s = self._settings()

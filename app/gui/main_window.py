@@ -8,10 +8,9 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QEvent, QStandardPaths, Qt
+from PySide6.QtCore import QByteArray, QEvent, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QFileDialog,
     QHBoxLayout,
     QLineEdit,
     QMainWindow,
@@ -28,6 +27,7 @@ from app.gui.bridge import AssistantBridge
 from app.gui.chat_feed import ChatFeed
 from app.gui.chat_view import HANDS_FREE_HINT, PTT_HINT, ChatView
 from app.gui.conversations import Conversations
+from app.gui.export_path import APP_SUFFIX, ask_export_path
 from app.gui.hotkey import GlobalHotkey
 from app.gui.keys import WindowKeys
 from app.gui.menus import MenuActions, build_menus
@@ -157,11 +157,17 @@ class MainWindow(QMainWindow):
             self.status,
             lambda: self.settings,
             self.open_settings,
-            self._keep_working_model,
+            self.start_assistant,
         )
-        self._working: dict[str, str] = {}  # part -> the model file that loaded before a change
         self.conversations = Conversations(
-            self.sidebar, lambda: self.settings, self.bridge, self.feed, self.banners, self.status
+            self.sidebar,
+            lambda: self.settings,
+            self.bridge,
+            self.feed,
+            self.banners,
+            self.status,
+            draft=self.input,
+            show_title=lambda title: self.setWindowTitle(f"{title}{APP_SUFFIX}"),
         )
         self.menu_actions = build_menus(
             self,
@@ -260,13 +266,9 @@ class MainWindow(QMainWindow):
         self.bridge.send_text(text)
 
     def export(self, fmt: str) -> None:
-        folder = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
-        name = "Markdown (*.md)" if fmt == "md" else "JSON (*.json)"
-        path, _ = QFileDialog.getSaveFileName(
-            self, "Export conversation", str(Path(folder) / f"conversation.{fmt}"), name
-        )
-        if path:
-            self.export_to(Path(path), fmt)
+        """Conversation → Export: a file dialog, then `export_to`."""
+        if path := ask_export_path(self, self.windowTitle(), fmt):
+            self.export_to(path, fmt)
 
     def export_to(self, path: Path, fmt: str) -> None:
         problem = history.export(self.bridge.history(), self.settings.person, self.settings.bot, path, fmt)
@@ -287,11 +289,7 @@ class MainWindow(QMainWindow):
         persona applies from the next turn: earlier turns keep their names)."""
         reload = new.model_reload_needed(self.settings)
         voice = new.voice_change_needed(self.settings)
-        self._working = {
-            part: old
-            for part, key in (("llm", "llm_model"), ("whisper", "whisper_model"))
-            if (old := getattr(self.settings, key)) != getattr(new, key) and self.problems.working(part)
-        }
+        self.problems.remember_working(self.settings, new)
         self.settings = new
         new.save()
         self.chat.person, self.chat.bot = new.person, new.bot
@@ -304,27 +302,6 @@ class MainWindow(QMainWindow):
         elif voice:  # the new voice's own problems, if any, come back as a banner
             self.banners.clear("tts")
             self.bridge.change_voice(assistant_config(new).speaker)
-
-    def _keep_working_model(self, part: str, message: str) -> bool:
-        """A model just chosen in Settings failed to load: go back to the one that worked and
-        say so (the choice is not kept: the next start must not fail the same way)."""
-        old = self._working.pop(part, None)
-        if old is None:
-            return False
-        self._working.clear()
-        key = "llm_model" if part == "llm" else "whisper_model"
-        setattr(self.settings, key, old)
-        self.settings.save()
-        self.start_assistant()
-        kept = Path(old).name if old else "the built-in model"
-        self.banners.show_message(
-            "model-kept",
-            f"{message.rstrip('.')}. Still using {kept}.",
-            "warning",
-            "Settings…",
-            self.open_settings,
-        )
-        return True
 
     # ----- events from the core ----------------------------------------------------------------
     def on_event(self, kind: str, data: dict) -> None:

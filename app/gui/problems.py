@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from pathlib import Path
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QProgressBar
@@ -21,6 +22,7 @@ from app.system.logs import since_start_ms
 
 log = logging.getLogger(__name__)
 PARTS = ("llm", "whisper")  # what loads before the assistant is ready
+KEYS = {"llm": "llm_model", "whisper": "whisper_model"}  # the setting that names each part's model
 
 
 class Problems:
@@ -33,11 +35,10 @@ class Problems:
         status: Callable[[str], None],
         settings: Callable[[], AppSettings],
         open_settings: Callable[[], None],
-        keep_working: Callable[[str, str], bool] = lambda _part, _msg: False,
+        restart: Callable[[], None] = lambda: None,
     ) -> None:
         """`status(text)`: a passing message; `settings()`: the window's current settings;
-        `keep_working(part, message)`: a newly chosen model failed to load; True when the window
-        went back to the one that worked (it says so itself)."""
+        `restart()`: start the assistant again on them (after going back to a model that worked)."""
         self.loading = loading
         self.banners = banners
         self.setup = setup
@@ -45,7 +46,8 @@ class Problems:
         self._status = status
         self._settings = settings
         self._open_settings = open_settings
-        self._keep_working = keep_working
+        self._restart = restart
+        self._working: dict[str, str] = {}  # part -> the model file that loaded before a change
         self._loaded: set[str] = set()
         self._failed: set[str] = set()
         self.llm_failed = False  # the language model could not load: typed text stays put
@@ -116,6 +118,36 @@ class Problems:
             self.banners.show_message(source, msg, "warning")
         else:
             self._status(msg)
+
+    def remember_working(self, old: AppSettings, new: AppSettings) -> None:
+        """Settings change from `old` to `new`: the models that work now are remembered, so a
+        new choice that fails to load can give way to them (`_keep_working`)."""
+        self._working = {
+            part: was
+            for part, key in KEYS.items()
+            if (was := getattr(old, key)) != getattr(new, key) and self.working(part)
+        }
+
+    def _keep_working(self, part: str, message: str) -> bool:
+        """A model just chosen in Settings failed to load: go back to the one that worked and
+        say so (the choice is not kept: the next start must not fail the same way)."""
+        old = self._working.pop(part, None)
+        if old is None:
+            return False
+        self._working.clear()
+        s = self._settings()
+        setattr(s, KEYS[part], old)
+        s.save()
+        self._restart()
+        kept = Path(old).name if old else "the built-in model"
+        self.banners.show_message(
+            "model-kept",
+            f"{message.rstrip('.')}. Still using {kept}.",
+            "warning",
+            "Settings…",
+            self._open_settings,
+        )
+        return True
 
     def _model_missing(self, source: str, msg: str) -> None:
         s = self._settings()
