@@ -75,6 +75,34 @@ def test_narrow_window_keeps_every_control_usable(qtbot, config_dir, virtual_aud
     close_window(w)
 
 
+def _bubble_widths(chat) -> list[float]:
+    from PySide6.QtGui import QTextTable
+
+    doc, layout = chat.document(), chat.document().documentLayout()
+    frames = [f for f in doc.rootFrame().childFrames() if isinstance(f, QTextTable)]
+    return [layout.frameBoundingRect(f).width() for f in frames]
+
+
+def test_a_wide_window_keeps_a_reading_width(qtbot, config_dir, virtual_audio) -> None:
+    from app.gui.chat_view import READING_WIDTH
+
+    w = open_window(qtbot)
+    long = "A sentence long enough to wrap when the bubble is narrow, said a few times over. " * 4
+    w.chat.add("user", "Tell me something long.")
+    w.chat.add("assistant", long)
+    w.chat.redraw()
+    w.resize(1400, 800)
+    qtbot.waitUntil(lambda: w.chat.width() > 1000, timeout=5000)
+    qtbot.waitUntil(lambda: len(_bubble_widths(w.chat)) == 2, timeout=5000)
+    qtbot.waitUntil(lambda: max(_bubble_widths(w.chat)) <= READING_WIDTH, timeout=5000)
+    shot(w, "reading-width-1400px")
+    w.resize(700, 640)  # narrower than the reading width: the bubbles use the space there is
+    qtbot.waitUntil(lambda: w.chat.width() < READING_WIDTH, timeout=5000)
+    wide = 0.8 * 0.85 * w.chat.viewport().width()  # 85% of the width, less the margins
+    qtbot.waitUntil(lambda: min(_bubble_widths(w.chat)) >= wide, timeout=5000)
+    close_window(w)
+
+
 def test_twice_the_scale(tmp_path) -> None:
     """2× scaling (QT_SCALE_FACTOR=2, as on a HiDPI screen), in a process of its own."""
     out = SHOTS / "scaled-2x.png"

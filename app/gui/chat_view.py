@@ -35,6 +35,7 @@ from app.brain.history import speaker_name
 
 _MD = MarkdownIt("commonmark", {"html": False, "breaks": True})
 CODE_STYLE = "font-family: monospace;"
+READING_WIDTH = 760  # px: the longest line the chat shows, however wide the window (bubbles: 85% of it)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -101,10 +102,13 @@ class ChatView(QTextBrowser):
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._scrolled)
         bar.rangeChanged.connect(self._range_changed)
+        self._fitting = False  # in _fit_reading_width
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(40)
         self._timer.timeout.connect(self.redraw)
+        self.setBackgroundRole(QPalette.ColorRole.Base)  # the side margins look like the page
+        self.setAutoFillBackground(True)
         self.redraw()
 
     def changeEvent(self, event) -> None:
@@ -137,8 +141,22 @@ class ChatView(QTextBrowser):
             )
 
     def resizeEvent(self, event: QResizeEvent) -> None:
+        self._fit_reading_width(event.size().width())  # first: the text is laid out for it next
         super().resizeEvent(event)
         self._place_latest()
+
+    def _fit_reading_width(self, width: int) -> None:
+        """Lines no longer than READING_WIDTH px however wide the window, in the middle: the
+        viewport gets equal side margins (a right-aligned bubble floats to the viewport's
+        edge, whatever the document's own margins or width say)."""
+        room = width - 2 * self.frameWidth() - self.verticalScrollBar().sizeHint().width()
+        side = max(0, (room - READING_WIDTH) // 2)
+        if self.viewportMargins().left() != side and not self._fitting:
+            self._fitting = True  # setting the margins sends this view a resize event at once
+            try:
+                self.setViewportMargins(side, 0, side, 0)
+            finally:
+                self._fitting = False
 
     def add(self, role: str, text: str, interrupted: bool = False, name: str = "") -> ChatMessage:
         msg = ChatMessage(role, text, interrupted, name=name)
