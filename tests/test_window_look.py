@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 from app.gui.menus import KeyboardSheet
 from app.gui.settings_dialog import SettingsDialog
 from app.loop.settings import AppSettings
+from tests.conftest import espeak
 from tests.test_gui import SHOTS, close_window, open_window, shot
 
 
@@ -198,7 +199,7 @@ def test_every_control_has_an_accessible_name(qtbot, config_dir, virtual_audio) 
     close_window(w)
 
 
-def test_tray_menu_talks_mutes_shows_and_quits(qtbot, config_dir, virtual_audio) -> None:
+def test_tray_menu_talks_mutes_shows_and_quits(qtbot, config_dir, virtual_audio, tmp_path) -> None:
     w = open_window(qtbot)
     tray = w.tray
     texts = [a.text() for a in tray.menu.actions() if not a.isSeparator()]
@@ -222,6 +223,12 @@ def test_tray_menu_talks_mutes_shows_and_quits(qtbot, config_dir, virtual_audio)
     # mute from the tray shows in the window's menu and button
     tray.mute.trigger()
     assert w.menu_actions["mute"].isChecked() and "muted" in w.ptt.text()
+    w.bridge.press()  # talking while muted says why nothing is heard, not "Nothing heard"
+    qtbot.waitUntil(lambda: w.pill.state == "listening", timeout=5000)
+    virtual_audio.play_into_mic(espeak("What time is it?", tmp_path / "muted.wav")).wait(30)
+    w.bridge.release()
+    qtbot.waitUntil(lambda: "microphone is muted" in w.statusBar().currentMessage(), timeout=30000)
+    assert not w.chat.messages
     tray.mute.trigger()
     assert not w.menu_actions["mute"].isChecked()
     # show / hide

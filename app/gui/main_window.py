@@ -41,6 +41,7 @@ from app.gui.widgets import ContextGauge, StatusPill
 from app.loop.settings import AppSettings, assistant_config
 
 log = logging.getLogger(__name__)
+MUTED = "The microphone is muted: nothing is heard. Unmute it with Ctrl+M (Conversation → Mute microphone)."
 SIDEBAR_MIN_WIDTH = 620  # a narrower window shows the conversation alone
 FOCUS_STYLE = (
     "QPushButton { padding: 5px 12px; border: 1px solid palette(mid); border-radius: 5px;"
@@ -345,7 +346,9 @@ class MainWindow(QMainWindow):
         self.conversations.on_retracted(d["text"])
 
     def _on_transcript(self, d: dict) -> None:
-        if d["rejected"] and self.pill.state not in ("thinking", "speaking"):
+        if self.menu_actions["mute"].isChecked():
+            self.statusBar().showMessage(MUTED, 8000)
+        elif d["rejected"] and self.pill.state not in ("thinking", "speaking"):
             self.statusBar().showMessage(f"Nothing heard ({d['reason']})", 4000)
 
     def _on_notice(self, d: dict) -> None:
