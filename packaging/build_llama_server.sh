@@ -33,7 +33,7 @@ tar -xzf "$sdist" -C "$work" "llama_cpp_python-$version/vendor/llama.cpp"
 src=$work/llama_cpp_python-$version/vendor/llama.cpp
 echo "building llama-server $version (about 15 minutes on 2 cores)" >&2
 # shellcheck disable=SC2086  # the flags are words
-cmake -S "$src" -B "$work/build" -G Ninja $flags >"$work/configure.log" 2>&1 \
+cmake -S "$src" -B "$work/build" $flags >"$work/configure.log" 2>&1 \
   || { tail -30 "$work/configure.log" >&2; exit 1; }
 cmake --build "$work/build" --target llama-server ggml-rpc-server -j "$(nproc)" >"$work/build.log" 2>&1 \
   || { tail -30 "$work/build.log" >&2; exit 1; }
