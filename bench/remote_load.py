@@ -22,12 +22,9 @@ from app.brain.brain import BrainError
 from app.brain.persona import PINNED_TIME, Persona
 from app.brain.records import RemoteConfig
 from app.brain.remote import RemoteConversation
+from bench.common import pct
 from bench.longchat_script import LINES
 from tests.support.servers import CppServer
-
-
-def pct(values: list[float], q: float, digits: int = 1) -> float | None:
-    return round(sorted(values)[int(q * (len(values) - 1))], digits) if values else None
 
 
 def desktop(url: str, index: int, turns: int, out: dict) -> None:
@@ -81,9 +78,9 @@ def run_load(bin_dir: Path, model: Path, desktops: int, slots: int, turns: int, 
         "answered": sum(r["answered"] for r in done),
         "failed": sum(r["failed"] for r in done) + (desktops - len(done)) * turns,
         "cached_share_mean": round(statistics.fmean(shares), 3) if shares else None,
-        "cached_share_p10": pct(shares, 0.1, 3),
-        "ttft_p50_ms": pct(ttft, 0.5),
-        "ttft_p90_ms": pct(ttft, 0.9),
+        "cached_share_p10": round(pct(shares, 10), 3),
+        "ttft_p50_ms": round(pct(ttft, 50), 1),
+        "ttft_p90_ms": round(pct(ttft, 90), 1),
         "trims": sum(r["trims"] for r in done),
         "wall_s": round(wall, 1),
     }

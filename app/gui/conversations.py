@@ -58,6 +58,7 @@ class Conversations:
         self._deleting: list[str] = []  # deleted while open: set aside after the switch
         self._draft, self._show_title = draft, show_title
         self._drafts: dict[str, str] = {}  # conversation id -> unsent text typed in it
+        self.title = UNTITLED  # the open conversation's, as last listed
         self.current = self._first()
         sidebar.chosen.connect(self.open)
         sidebar.new_requested.connect(self.new)
@@ -85,7 +86,8 @@ class Conversations:
     def refresh(self) -> None:
         listed = self.store.list()
         self.sidebar.show_list(listed, self.current)
-        self._show_title(next((c.title for c in listed if c.id == self.current), UNTITLED))
+        self.title = next((c.title for c in listed if c.id == self.current), UNTITLED)
+        self._show_title(self.title)
 
     # ----- what the sidebar asks -----------------------------------------------------------------
     def open(self, conv_id: str) -> None:

@@ -13,10 +13,9 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 APP_SUFFIX = " — talk-llama"  # the window title is "<conversation title> — talk-llama"
 
 
-def export_name(window_title: str) -> str:
+def export_name(title: str) -> str:
     """A file name from the conversation's title: letters, digits, spaces and dashes, at most
     60 characters; "conversation" when nothing is left."""
-    title = window_title.removesuffix(APP_SUFFIX)
     return re.sub(r"[^\w\- ]+", "", title).strip()[:60].strip() or "conversation"
 
 
@@ -25,9 +24,9 @@ def export_folder() -> Path:
     return documents if documents.is_dir() else Path.home()
 
 
-def ask_export_path(parent: QWidget, window_title: str, fmt: str) -> Path | None:
-    """The path the user chose (blocks in the dialog), or None when cancelled."""
+def ask_export_path(parent: QWidget, title: str, fmt: str) -> Path | None:
+    """The path the user chose for the conversation `title` (blocks in the dialog), or None."""
     kinds = "Markdown (*.md)" if fmt == "md" else "JSON (*.json)"
-    start = export_folder() / f"{export_name(window_title)}.{fmt}"
+    start = export_folder() / f"{export_name(title)}.{fmt}"
     path, _ = QFileDialog.getSaveFileName(parent, "Export conversation", str(start), kinds)
     return Path(path) if path else None

@@ -268,7 +268,7 @@ class MainWindow(QMainWindow):
 
     def export(self, fmt: str) -> None:
         """Conversation → Export: a file dialog, then `export_to`."""
-        if path := ask_export_path(self, self.windowTitle(), fmt):
+        if path := ask_export_path(self, self.conversations.title, fmt):
             self.export_to(path, fmt)
 
     def export_to(self, path: Path, fmt: str) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
+import sys
 import time
 from typing import IO
 
@@ -23,9 +25,6 @@ def text_chat(
 ) -> tuple[list[dict], subprocess.CompletedProcess]:
     """`talk-llama chat --text --jsonl --llm-url URL FLAGS` with `lines` typed on stdin, as a
     user runs it; returns the turn records and the finished process."""
-    import json
-    import sys
-
     cmd = [sys.executable, "-m", "app", "chat", "--text", "--jsonl", "--llm-url", url, *flags]
     typed = "\n".join(lines) + "\n"
     out = subprocess.run(cmd, input=typed, capture_output=True, text=True, env=env, timeout=timeout)
