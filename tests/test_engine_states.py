@@ -16,14 +16,12 @@ longer (`HYPOTHESIS_PROFILE=nightly pytest tests/test_engine_states.py`).
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import threading
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
@@ -35,24 +33,9 @@ from app.brain.records import LlmConfig
 from app.brain.sampling import SamplingConfig
 from app.brain.user_turn import ConfirmAtPrompt
 from app.catalog.catalog import default_model_path
+from tests.support.fuzz import NIGHTLY, fuzz_settings
 
-settings.register_profile(
-    "default",
-    max_examples=10,
-    stateful_step_count=20,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-settings.register_profile(
-    "nightly",
-    max_examples=200,
-    stateful_step_count=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-PROFILE = settings.get_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+PROFILE = fuzz_settings(10, 200, stateful_step_count=40 if NIGHTLY else 20)
 
 LOOK_ALIKES = [
     "<|im_start|>", "<|im_end|>", "<|endoftext|>", "</s>", "<s>", "[INST]", "<|eot_id|>",

@@ -20,7 +20,9 @@ on llama.cpp.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 
 import llama_cpp
@@ -29,11 +31,21 @@ from app.brain.chat_format import ChatFormat, JinjaChatFormat, Part, PlainChatFo
 from app.brain.ledger import Ledger
 from app.brain.persona import Persona
 from app.brain.records import LlmConfig
-from app.catalog.catalog import check_file
+from app.catalog.catalog import check_file, refused
 from app.system.cpu import FreeCores, threads_for
 from app.system.logs import NATIVE_LOAD
 
 log = logging.getLogger(__name__)
+
+
+@contextlib.contextmanager
+def _refused_as(path: Path) -> Iterator[None]:
+    """llama-cpp-python's ValueError for a file llama.cpp would not load, as the app's ModelError."""
+    try:
+        yield
+    except ValueError as exc:
+        log.warning("llama.cpp refused %s: %s", path, exc)
+        raise refused(path, "llm", "llama.cpp") from exc
 
 
 class KvContext:
@@ -48,7 +60,10 @@ class KvContext:
         self.threads = config.n_threads or self._free.cores  # in use now (see `_pick_threads`)
         if llama is None:
             check_file(Path(config.model_path), "llm")
-            with NATIVE_LOAD:  # verbose=False silences fd 2 while it loads (app.system.logs)
+            with (
+                NATIVE_LOAD,
+                _refused_as(Path(config.model_path)),
+            ):  # verbose=False silences fd 2 (app.system.logs)
                 llama = llama_cpp.Llama(
                     model_path=str(config.model_path),
                     n_ctx=config.n_ctx,

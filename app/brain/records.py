@@ -4,11 +4,12 @@ and one turn's counters. No behaviour; safe to pass between threads once made.""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from app.brain.sampling import SamplingConfig
+from app.system.typed_json import typed_fields
 
 
 class BrainError(RuntimeError):
@@ -72,10 +73,23 @@ class Message:
     details: dict[str, Any] = field(default_factory=dict)  # the turn's report (latency, tokens), replies only
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Message:
-        """From a saved session; fields this version does not know are ignored."""
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+    def from_dict(cls, data: Any) -> Message:
+        """From a saved session; fields this version does not know are ignored. Raises
+        ValueError for anything but a user or assistant message with text."""
+        kept, wrong = typed_fields(cls, data)
+        if wrong or kept.get("role") not in ("user", "assistant") or "text" not in kept:
+            raise ValueError(f"not a message of a conversation: {', '.join(wrong) or 'role or text'}")
+        return cls(**kept)
+
+
+@dataclass
+class Exchange:
+    """One user turn and the reply as it stands in a remote conversation; `tokens`: its cost in
+    a request (the server's count once known, else an estimate)."""
+
+    user: str
+    reply: str
+    tokens: int
 
 
 @dataclass

@@ -40,21 +40,20 @@ import threading
 import time
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import openai
 from openai.types.chat import ChatCompletionMessageParam
 
+from app.brain import remote_session
 from app.brain.ledger import Ledger
 from app.brain.persona import Persona
-from app.brain.records import BrainError, LoadResult, Message, RemoteConfig, TurnStats
+from app.brain.records import BrainError, Exchange, LoadResult, Message, RemoteConfig, TurnStats
 from app.brain.retry_seeds import RetrySeeds
 from app.brain.server_replies import DroppedStream, Reading, context_size_in, explain, read_reply
-from app.brain.session_files import REMOTE
+from app.brain.session_files import CORRUPT, REMOTE
 from app.brain.user_turn import TurnGate, ask
-from app.system.paths import private_dir, write_private
 
 log = logging.getLogger(__name__)
 DEFAULT_N_CTX = 4096  # when the server cannot say and none is configured
@@ -68,16 +67,6 @@ def _reset(exc: BaseException | None) -> bool:
 
 def estimate_tokens(text: str) -> int:
     return len(text) // 3 + TURN_OVERHEAD
-
-
-@dataclass
-class Exchange:
-    """One user turn and the reply as it stands in the conversation; `tokens`: its cost in a
-    request (the server's count once known, else an estimate)."""
-
-    user: str
-    reply: str
-    tokens: int
 
 
 class RemoteConversation:
@@ -366,17 +355,11 @@ class RemoteConversation:
     # ----- sessions --------------------------------------------------------------------------------
     def save_session(self, directory: Path) -> None:
         """Atomically write the conversation (its exact request head included) to `directory`."""
-        private_dir(directory)
-        data = {
-            "version": 1,
-            "persona": self.persona.fingerprint(),
-            "system_prompt": self.system_prompt,
-            "system_tokens": self.system_tokens,
-            "kept": [asdict(ex) for ex in self.kept],
-            "history": [asdict(m) for m in self.history],
-            "counters": [self.turn_count, self.shifts, self.discarded, self.dropped_turns],
-        }
-        write_private(directory / REMOTE, json.dumps(data, ensure_ascii=False, indent=1))
+        saved = remote_session.SavedRemote(
+            self.persona.fingerprint(), self.system_prompt, self.system_tokens, self.kept, self.history,
+            self.turn_count, self.shifts, self.discarded, self.dropped_turns,
+        )  # fmt: skip
+        remote_session.write(directory / REMOTE, saved)
 
     def load_session(self, directory: Path) -> LoadResult:
         """Resume: the same request head as before (the server's cache may still hold it). With
@@ -385,19 +368,15 @@ class RemoteConversation:
         if not path.exists():
             return LoadResult(False)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            kept = [Exchange(**ex) for ex in data["kept"]]
-            history = [Message.from_dict(m) for m in data["history"]]
-            counters = [int(x) for x in data["counters"]]
-        except (OSError, ValueError, TypeError, KeyError) as exc:
+            saved = remote_session.read(path)
+        except (OSError, ValueError) as exc:
             log.warning("remote session %s unreadable (%s)", path, exc)
-            return LoadResult(
-                False, message="The saved conversation was corrupt, so a new conversation starts."
-            )
-        self.kept, self.history = kept, history
-        self.turn_count, self.shifts, self.discarded, self.dropped_turns = counters
-        if data.get("persona") == self.persona.fingerprint():
-            self.system_prompt, self.system_tokens = data["system_prompt"], int(data["system_tokens"])
+            return LoadResult(False, message=CORRUPT)
+        self.kept, self.history = saved.kept, saved.history
+        self.turn_count, self.shifts, self.discarded = saved.turn_count, saved.shifts, saved.discarded
+        self.dropped_turns = saved.dropped_turns
+        if saved.persona == self.persona.fingerprint():
+            self.system_prompt, self.system_tokens = saved.system_prompt, saved.system_tokens
             return LoadResult(True)
         return LoadResult(
             False, message="The new persona applies from your next message; earlier turns stay as they were."

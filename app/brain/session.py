@@ -27,7 +27,7 @@ import llama_cpp
 from app.brain.conversation import Conversation
 from app.brain.ledger import Ledger
 from app.brain.records import LoadResult, Message
-from app.brain.session_files import META, STATE
+from app.brain.session_files import CORRUPT, META, STATE
 from app.catalog.catalog import sha256_of
 from app.system.paths import private_dir, write_private
 
@@ -100,20 +100,21 @@ def _load(conv: Conversation, directory: Path) -> LoadResult:
         return LoadResult(False)
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        if not isinstance(meta, dict) or not isinstance(meta.get("history", []), list):
+            raise ValueError("not a saved conversation")
         history = [Message.from_dict(m) for m in meta.get("history", [])]
-    except (OSError, ValueError, TypeError) as exc:
+    except (OSError, ValueError, TypeError, RecursionError) as exc:
         log.warning("session %s is corrupt (%s); starting a new conversation", meta_path, exc)
-        msg = "The saved conversation was corrupt, so a new conversation starts (the file was left as it is)."
-        return LoadResult(False, message=msg, seconds=time.perf_counter() - t0)
+        return LoadResult(False, message=CORRUPT, seconds=time.perf_counter() - t0)
     expected = fingerprint(conv)
     mismatch = [k for k, v in expected.items() if meta.get(k) != v]
     if not mismatch:
         problem = _restore_state(conv, directory, meta)
         if problem is None:
             conv.history = history
-            conv.shifts, conv.discarded = meta.get("shifts", 0), meta.get("discarded", 0)
-            conv.dropped_turns = meta.get("dropped_turns", 0)
-            conv.turn_count = meta.get("turn_count", len(history) // 2)
+            conv.shifts, conv.discarded = _count(meta, "shifts"), _count(meta, "discarded")
+            conv.dropped_turns = _count(meta, "dropped_turns")
+            conv.turn_count = _count(meta, "turn_count", len(history) // 2)
             return LoadResult(True, seconds=time.perf_counter() - t0)
         log.warning("saved state unusable (%s); re-evaluating the conversation", problem)
         msg = "The saved memory of the conversation was unusable, so the assistant read it again."
@@ -122,6 +123,12 @@ def _load(conv: Conversation, directory: Path) -> LoadResult:
         msg = _changed_message(mismatch)
     replayed = replay(conv, history)
     return LoadResult(False, replayed, msg, time.perf_counter() - t0)
+
+
+def _count(meta: dict[str, Any], key: str, default: int = 0) -> int:
+    """A counter of the saved session (a damaged one counts as `default`)."""
+    value = meta.get(key, default)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
 
 
 def _changed_message(changed: list[str]) -> str:

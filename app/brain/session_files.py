@@ -16,6 +16,7 @@ META = "session.json"
 STATE = "state.bin"
 REMOTE = "remote-session.json"
 ALL = (META, STATE, REMOTE)
+CORRUPT = "The saved conversation was corrupt, so a new conversation starts (the file was left as it is)."
 
 
 def read_history(directory: Path) -> list[Message]:

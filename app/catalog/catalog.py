@@ -25,6 +25,7 @@ import platformdirs
 
 from app.catalog.ggml_whisper import GgmlFormatError, check_structure
 from app.catalog.gguf_size import GgufFormatError, expected_size
+from app.system.typed_json import typed_fields
 
 MODELS_ENV = "TALK_LLAMA_MODELS"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -74,9 +75,31 @@ class ModelEntry:
 
 
 def load_catalog(path: Path = CATALOG_PATH) -> list[ModelEntry]:
-    """Parse the catalog file."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return [ModelEntry(**{**row, "aliases": tuple(row.get("aliases", ()))}) for row in data["models"]]
+    """Parse the catalog file. Raises ModelError (the installation is damaged) when it cannot
+    be read or a row is not a model entry."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        rows = data["models"] if isinstance(data, dict) else None
+        if not isinstance(rows, list):
+            raise ValueError("no list of models")
+        return [_entry(row) for row in rows]
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
+        reason = f"{type(exc).__name__}: {exc}" if isinstance(exc, KeyError | TypeError) else str(exc)
+        raise ModelError(f"The model catalog {path} is damaged ({reason}); reinstall talk-llama.") from exc
+
+
+def _entry(row: Any) -> ModelEntry:
+    if isinstance(row, dict) and isinstance(row.get("aliases"), list):
+        row = {**row, "aliases": tuple(row["aliases"])}
+    kept, wrong = typed_fields(ModelEntry, row)
+    missing = {"name", "kind", "file", "license", "source"} - set(kept)
+    if wrong or missing or not all(isinstance(a, str) for a in kept.get("aliases", ())):
+        raise ValueError(
+            f"entry {row.get('name')!r} has no valid {', '.join(sorted({*wrong, *missing}) or ['aliases'])}"
+        )
+    entry = ModelEntry(**kept)
+    entry.source_label  # noqa: B018 (raises KeyError/TypeError for a source without its fields)
+    return entry
 
 
 def find_entry(name: str, catalog: list[ModelEntry] | None = None) -> ModelEntry:
@@ -135,6 +158,14 @@ def _fix_hint(path: Path, entry: ModelEntry | None) -> str:
     if entry is not None:
         return f"Fix: run `{entry.fetch_command}`."
     return f"Fix: choose another model file, or run `{FETCH_HINT}` for the defaults."
+
+
+def refused(path: Path, kind: str, library: str) -> ModelError:
+    """The error for a file that passed `check_file` but the library that loads it refused."""
+    entry = next((e for e in _safe_catalog() if e.file == path.name and e.kind == kind), None)
+    what = f"{KIND_NAMES.get(kind, 'Model')} {path}"
+    why = "damaged, or a kind of model it does not know"
+    return ModelError(f"{what} could not be loaded: {library} refused it ({why}). {_fix_hint(path, entry)}")
 
 
 def check_file(path: Path, kind: str, entry: ModelEntry | None = None, verify_hash: bool = True) -> None:
@@ -200,7 +231,7 @@ def _check_whisper_structure(path: Path, what: str, hint: str) -> None:
 def _safe_catalog() -> list[ModelEntry]:
     try:
         return load_catalog()
-    except (OSError, ValueError):
+    except ModelError:
         return []
 
 

@@ -178,22 +178,60 @@ def iter_tensors(f: BinaryIO, with_data: bool = True) -> Iterator[TensorRecord]:
 
 
 def check_structure(path: Path) -> int:
-    """Walk a ggml Whisper file's header, vocabulary and tensor table without reading the data,
-    and make sure every tensor's data lies inside the file (whisper.cpp trusts the table: a
-    truncated file crashes it). Returns the tensor count; raises GgmlFormatError."""
+    """Walk a ggml Whisper file's header, vocabulary and tensor table without reading the data;
+    make sure every tensor's data lies inside the file and the header's dimensions are those
+    of its tensors (whisper.cpp trusts both: a truncated file or a header that disagrees with
+    its tensors crashes it). Returns the tensor count; raises GgmlFormatError."""
     size = path.stat().st_size
     with open(path, "rb") as f:
-        hp, _raw, n_tok = read_preamble(f)
+        hp, raw, n_tok = read_preamble(f)
         if min(hp.n_vocab, hp.n_audio_ctx, hp.n_audio_state, hp.n_text_layer, hp.n_mels) <= 0 or n_tok < 0:
             raise GgmlFormatError("implausible model dimensions (not a Whisper model)")
-        count = 0
+        shapes: dict[str, tuple[int, ...]] = {}
         for rec in iter_tensors(f, with_data=False):
-            count += 1
+            shapes[rec.name] = rec.dims
             if f.tell() > size:
                 raise GgmlFormatError(f"tensor {rec.name} is truncated (the file ends before its data)")
-    if count == 0:
+    if not shapes:
         raise GgmlFormatError("no tensors (truncated after the vocabulary)")
-    return count
+    _check_dimensions(hp, struct.unpack_from("<2i", raw), n_tok, shapes)
+    return len(shapes)
+
+
+N_FFT_BINS = 201  # whisper's STFT: 400-point frames, 201 frequency bins
+
+
+def _check_dimensions(
+    hp: Hparams, mel: tuple[int, int], n_tok: int, shapes: dict[str, tuple[int, ...]]
+) -> None:
+    """The header's sizes against the tensors that carry them (as whisper.cpp builds them)."""
+    a, t = hp.n_audio_state, hp.n_text_state
+    expected = {
+        "encoder.conv1.weight": (3, hp.n_mels, a),
+        "encoder.conv2.weight": (3, a, a),
+        "encoder.positional_embedding": (a, hp.n_audio_ctx),
+        "decoder.positional_embedding": (t, hp.n_text_ctx),
+        "decoder.token_embedding.weight": (t, hp.n_vocab),
+    }
+    for name, dims in expected.items():
+        if shapes.get(name) != dims:
+            raise GgmlFormatError(f"the header does not match tensor {name} ({shapes.get(name)} vs {dims})")
+    if mel != (hp.n_mels, N_FFT_BINS):
+        raise GgmlFormatError(f"a mel filter bank of {mel[0]} x {mel[1]} for {hp.n_mels} mel bands")
+    if n_tok > hp.n_vocab or (hp.ftype % QNT_VERSION_FACTOR) not in {t.ftype for t in TYPES.values()}:
+        raise GgmlFormatError(
+            f"vocabulary of {n_tok} for {hp.n_vocab} tokens, or unknown weight type {hp.ftype}"
+        )
+    for side, state, heads, layers in (("encoder", a, hp.n_audio_head, hp.n_audio_layer),
+                                       ("decoder", t, hp.n_text_head, hp.n_text_layer)):  # fmt: skip
+        if not (0 < heads <= state and state % heads == 0):
+            raise GgmlFormatError(f"{heads} attention heads for a width of {state}")
+        blocks = {n.split(".")[2] for n in shapes if n.startswith(f"{side}.blocks.")}
+        if blocks != {str(i) for i in range(layers)}:
+            raise GgmlFormatError(f"the header says {layers} {side} layers; the file has {len(blocks)}")
+        for name, dims in shapes.items():
+            if name.startswith(f"{side}.blocks.") and not set(dims) <= {state, 4 * state}:
+                raise GgmlFormatError(f"tensor {name} is {dims} in a model of width {state}")
 
 
 def read_header(path: Path) -> tuple[Hparams, int, int]:

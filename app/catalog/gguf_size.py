@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 MAGIC = b"GGUF"
 # ggml type id: (elements per block, bytes per block)
@@ -28,35 +28,54 @@ FIXED = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
 STRING, ARRAY = 8, 9
 
 
+class Field(NamedTuple):
+    """One integer of the header: its byte offset, width (4 or 8) and what it counts."""
+
+    offset: int
+    width: int
+    what: str
+
+
 class GgufFormatError(ValueError):
     """The header or tensor table cannot be read (not a GGUF file, or cut inside the header)."""
 
 
 class _Reader:
-    def __init__(self, f: BinaryIO, size: int) -> None:
-        self.f, self.size = f, size
+    """Reads the header's values in order; when `fields` is a list, notes where each integer
+    lies there as (offset, width, what) — the map a fuzzer mutates."""
+
+    def __init__(self, f: BinaryIO, size: int, fields: list[Field] | None = None) -> None:
+        self.f, self.size, self.fields = f, size, fields
 
     def take(self, n: int) -> bytes:
         if n < 0 or self.f.tell() + n > self.size:
             raise GgufFormatError("the file ends inside its header")
         return self.f.read(n)
 
-    def u32(self) -> int:
+    def _note(self, width: int, what: str) -> None:
+        if self.fields is not None:
+            self.fields.append(Field(self.f.tell(), width, what))
+
+    def u32(self, what: str = "u32") -> int:
+        self._note(4, what)
         return int(struct.unpack("<I", self.take(4))[0])
 
-    def u64(self) -> int:
+    def u64(self, what: str = "u64") -> int:
+        self._note(8, what)
         return int(struct.unpack("<Q", self.take(8))[0])
 
     def string(self) -> bytes:
-        return self.take(self.u64())
+        return self.take(self.u64("string length"))
 
-    def skip_value(self, kind: int) -> None:
+    def skip_value(self, kind: int, what: str = "value") -> None:
         if kind in FIXED:
+            if FIXED[kind] in (4, 8):  # integers and floats: hyperparameters live here
+                self._note(FIXED[kind], what)
             self.take(FIXED[kind])
         elif kind == STRING:
             self.string()
         elif kind == ARRAY:
-            inner, n = self.u32(), self.u64()
+            inner, n = self.u32("array type"), self.u64("array length")
             if inner in FIXED:
                 self.take(FIXED[inner] * n)
             else:
@@ -69,32 +88,44 @@ class _Reader:
 def expected_size(path: Path) -> int:
     """The smallest size `path` can have with all its tensors' data in it. Raises
     GgufFormatError when the header or tensor table is unreadable."""
+    return _walk(path, None)
+
+
+def header_fields(path: Path) -> list[Field]:
+    """Where each integer of the header and tensor table lies (counts, lengths, types, dims,
+    offsets), in file order. Raises GgufFormatError as `expected_size` does."""
+    fields: list[Field] = []
+    _walk(path, fields)
+    return fields
+
+
+def _walk(path: Path, fields: list[Field] | None) -> int:
     size = path.stat().st_size
     with open(path, "rb") as f:
-        r = _Reader(f, size)
+        r = _Reader(f, size, fields)
         if r.take(4) != MAGIC:
             raise GgufFormatError("not a GGUF file")
-        version = r.u32()
+        version = r.u32("version")
         if version < 2:
             raise GgufFormatError(f"GGUF version {version} is too old for llama.cpp")
-        n_tensors, n_kv = r.u64(), r.u64()
+        n_tensors, n_kv = r.u64("tensor count"), r.u64("metadata count")
         alignment = 32
         for _ in range(n_kv):
-            key, kind = r.string(), r.u32()
+            key, kind = r.string(), r.u32("metadata type")
             if key == b"general.alignment" and kind == 4:
-                alignment = r.u32() or 32
+                alignment = r.u32("alignment") or 32
             else:
-                r.skip_value(kind)
+                r.skip_value(kind, key.decode("utf-8", "replace"))
         end = 0
         for _ in range(n_tensors):
             r.string()  # the tensor's name
-            n_dims = r.u32()
+            n_dims = r.u32("tensor dims")
             if n_dims > 8:
                 raise GgufFormatError("implausible tensor table")
             count = 1
             for _ in range(n_dims):
-                count *= r.u64()
-            kind, offset = r.u32(), r.u64()
+                count *= r.u64("tensor dim")
+            kind, offset = r.u32("tensor type"), r.u64("tensor offset")
             per_block, block_bytes = BLOCKS.get(kind, (1, 0))
             end = max(end, offset + count // per_block * block_bytes)
         if not n_tensors:  # a vocabulary-only file ends with its header

@@ -6,6 +6,10 @@ import argparse
 import json
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.ears.transcriber import Transcriber
 
 log = logging.getLogger(__name__)
 
@@ -22,17 +26,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def load_audio(path: Path):
-    """Decode any soundfile-readable file to 16 kHz mono float32."""
-    import numpy as np
-    import soundfile as sf
-    import soxr
+def transcribe_one(tr: Transcriber, name: str) -> dict:
+    """One file's record: the transcript's fields, or {"error": "cannot read NAME: why"}."""
+    from app.ears.audio_file import AudioFileError, read_audio
 
-    data, sr = sf.read(str(path), dtype="float32", always_2d=True)
-    mono = data.mean(axis=1) if data.shape[1] > 1 else data[:, 0]
-    if sr != 16000:
-        mono = soxr.resample(mono, sr, 16000)
-    return np.ascontiguousarray(mono, dtype=np.float32)
+    try:
+        audio = read_audio(Path(name))
+    except AudioFileError as exc:
+        return {"file": name, "error": f"cannot read {name}: {exc}"}
+    return {"file": name, **tr.transcribe(audio).as_json()}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,20 +57,13 @@ def run(args: argparse.Namespace) -> int:
         return 2
     failed = 0
     for name in args.files:
-        try:
-            audio = load_audio(Path(name))
-        except Exception as exc:  # soundfile raises several types for unreadable files
-            failed += 1
-            msg = f"cannot read {name}: {exc}"
-            if args.json:
-                print(json.dumps({"file": name, "error": msg}), flush=True)
-            else:
-                print(f"{name}: ERROR {msg}", flush=True)
-            continue
-        result = tr.transcribe(audio)
+        record = transcribe_one(tr, name)
+        failed += "error" in record
         if args.json:
-            print(json.dumps({"file": name, **result.as_json()}, ensure_ascii=False), flush=True)
+            print(json.dumps(record, ensure_ascii=False), flush=True)
+        elif "error" in record:
+            print(f"{name}: ERROR {record['error']}", flush=True)
         else:
-            shown = f"[rejected: {result.reason}]" if result.rejected else result.text
+            shown = f"[rejected: {record['reason']}]" if record["rejected"] else record["text"]
             print(f"{name}: {shown}", flush=True)
     return 1 if failed else 0

@@ -27,6 +27,7 @@ from typing import Any
 
 from app.brain import session_files
 from app.system.paths import private_dir, write_private
+from app.system.typed_json import typed_fields
 
 log = logging.getLogger(__name__)
 ABOUT = "about.json"
@@ -42,6 +43,15 @@ class SavedConversation:
     title: str
     updated: float  # epoch seconds: the last save (or creation)
     empty: bool  # nothing said yet (no session written)
+
+
+@dataclass
+class About:
+    """What about.json holds (the entries `_about` accepts)."""
+
+    title: str = ""
+    renamed: bool = False  # the user chose the title
+    created: float = 0.0  # epoch seconds
 
 
 def title_from(text: str) -> str:
@@ -164,10 +174,11 @@ class ConversationStore:
     # ----- files ---------------------------------------------------------------------------
     @staticmethod
     def _about(path: Path) -> dict[str, Any]:
+        """The folder's about.json: its entries of the right type (a damaged file gives {})."""
         try:
-            data = json.loads((path / ABOUT).read_text(encoding="utf-8"))
-            return data if isinstance(data, dict) else {}
-        except (OSError, ValueError):
+            kept, _wrong = typed_fields(About, json.loads((path / ABOUT).read_text(encoding="utf-8")))
+            return kept
+        except (OSError, ValueError, RecursionError):
             return {}
 
     @staticmethod

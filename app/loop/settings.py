@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING
 from app.brain.persona import default_prompt
 from app.brain.sampling import SamplingConfig
 from app.system.paths import config_dir, data_dir, private_dir, write_private
+from app.system.typed_json import typed_fields
 
 if TYPE_CHECKING:  # imported where used: the loop's modules load the models' libraries
     from app.loop.assistant_config import AssistantConfig
@@ -65,18 +67,28 @@ class AppSettings:
 
     @classmethod
     def load(cls) -> AppSettings:
+        """The saved settings; entries of the wrong type fall back to their defaults (the file
+        is copied aside first, as it is when it cannot be read at all)."""
         path = cls.path()
         if not path.exists():
             return cls()
+        bad = path.with_suffix(".json.bad")
         try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-            known = {f.name for f in dataclasses.fields(cls)}
-            return cls(**{k: v for k, v in raw.items() if k in known})
-        except (OSError, ValueError, TypeError) as exc:
-            log.warning("settings file %s unreadable (%s); using defaults", path, exc)
+            kept, wrong = typed_fields(cls, json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, RecursionError) as exc:
+            log.warning(
+                "settings file %s unreadable (%s); using defaults, the file kept as %s", path, exc, bad
+            )
             with contextlib.suppress(OSError):
-                path.replace(path.with_suffix(".json.bad"))
+                path.replace(bad)
             return cls()
+        if wrong:
+            log.warning(
+                "settings %s: ignoring %s (wrong type); a copy kept as %s", path, ", ".join(wrong), bad
+            )
+            with contextlib.suppress(OSError):
+                shutil.copyfile(path, bad)
+        return cls(**kept)
 
     def save(self) -> None:
         path = self.path()
