@@ -109,7 +109,7 @@ class Monkey:
         box = self.w.input
         box.setFocus()
         box.clear()
-        if len(text) > 80 or not text.isascii():  # QTest types ASCII keys only
+        if len(text) > 80 or not (text.isascii() and text.isprintable()):  # QTest types printable ASCII
             box.setText(text)
         else:
             QTest.keyClicks(box, text)

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import random
 import resource
-import selectors
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,7 @@ from app.brain.conversation import Conversation
 from app.brain.persona import PINNED_TIME, Persona
 from app.brain.records import LlmConfig
 from app.catalog import ggml_whisper
-from app.catalog.gguf_size import header_fields
+from app.catalog.gguf_header import header_fields
 from tests.conftest import ARTIFACTS, espeak
 from tests.support.fuzz import fuzz_settings, mutated_json
 from tests.support.mutations import MutableCopy, plan, whisper_fields
@@ -46,23 +47,32 @@ class Probe:
     def __init__(self, kind: str, *args: str) -> None:
         self.argv = [sys.executable, "-m", "tests.support.model_probe", kind, *args]
         self.proc: subprocess.Popen[str] | None = None
+        self.lines: queue.Queue[str] = queue.Queue()
 
     def _start(self) -> subprocess.Popen[str]:
         def limit() -> None:
             resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
         env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
-        return subprocess.Popen(
+        proc = subprocess.Popen(
             self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             text=True, env=env, preexec_fn=limit,
         )  # fmt: skip
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, args=(proc, self.lines), daemon=True).start()
+        return proc
+
+    @staticmethod
+    def _read(proc: subprocess.Popen[str], lines: queue.Queue[str]) -> None:
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put("")  # the worker is gone
 
     def _line(self, proc: subprocess.Popen[str]) -> str | None:
-        sel = selectors.DefaultSelector()
-        sel.register(proc.stdout, selectors.EVENT_READ)
-        ready = sel.select(CASE_TIMEOUT_S)
-        sel.close()
-        return proc.stdout.readline() if ready else None
+        try:
+            return self.lines.get(timeout=CASE_TIMEOUT_S)
+        except queue.Empty:
+            return None
 
     def run(self, path: Path) -> dict[str, str]:
         """Load `path` in the worker: its JSON answer, or {"signal"/"exit"/"hang": ...}."""

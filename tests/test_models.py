@@ -149,7 +149,7 @@ def test_a_gguf_of_our_own_cut_anywhere_is_refused_with_how_much_is_missing(
     tmp_path: Path, llm_model: Path, keep: float
 ) -> None:
     """Not in the catalog (no size, no checksum): its own tensor table says how long it must be."""
-    from app.catalog.gguf_size import expected_size
+    from app.catalog.gguf_header import expected_size
 
     whole = llm_model.read_bytes()
     assert expected_size(llm_model) == len(whole)  # exact for an intact file

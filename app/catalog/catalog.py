@@ -24,7 +24,7 @@ from typing import Any
 import platformdirs
 
 from app.catalog.ggml_whisper import GgmlFormatError, check_structure
-from app.catalog.gguf_size import GgufFormatError, expected_size
+from app.catalog.gguf_header import GgufFormatError, expected_size
 from app.system.typed_json import typed_fields
 
 MODELS_ENV = "TALK_LLAMA_MODELS"
@@ -189,7 +189,7 @@ def check_file(path: Path, kind: str, entry: ModelEntry | None = None, verify_ha
     if kind == "whisper" and not (entry and verify_hash and entry.sha256):  # else the sha256 covers it
         _check_whisper_structure(path, f"{kind_name} {path}", hint)
     if kind == "llm" and not (entry and entry.size):
-        _check_gguf_size(path, size, f"{kind_name} {path}", hint)
+        _check_gguf_header(path, size, f"{kind_name} {path}", hint)
     if entry is None:
         return
     if entry.size is not None and size != entry.size:
@@ -208,8 +208,8 @@ def _incomplete(what: str, size: int, expected: int, hint: str) -> str:
     )
 
 
-def _check_gguf_size(path: Path, size: int, what: str, hint: str) -> None:
-    """A GGUF's own tensor table says how long the file must be (app/catalog/gguf_size.py)."""
+def _check_gguf_header(path: Path, size: int, what: str, hint: str) -> None:
+    """A GGUF's own tensor table says how long the file must be (app/catalog/gguf_header.py)."""
     try:
         expected = expected_size(path)
     except (GgufFormatError, OSError) as exc:

@@ -188,14 +188,29 @@ def check_structure(path: Path) -> int:
         if min(hp.n_vocab, hp.n_audio_ctx, hp.n_audio_state, hp.n_text_layer, hp.n_mels) <= 0 or n_tok < 0:
             raise GgmlFormatError("implausible model dimensions (not a Whisper model)")
         shapes: dict[str, tuple[int, ...]] = {}
+        wtype = next((t for t in TYPES.values() if t.ftype == hp.ftype % QNT_VERSION_FACTOR), None)
         for rec in iter_tensors(f, with_data=False):
             shapes[rec.name] = rec.dims
+            if (
+                _is_weight_matrix(rec) and rec.type != wtype
+            ):  # whisper.cpp allocates them as the header's type
+                raise GgmlFormatError(
+                    f"tensor {rec.name} is {rec.type.name}; the header says weights are {hp.ftype}"
+                )
             if f.tell() > size:
                 raise GgmlFormatError(f"tensor {rec.name} is truncated (the file ends before its data)")
     if not shapes:
         raise GgmlFormatError("no tensors (truncated after the vocabulary)")
     _check_dimensions(hp, struct.unpack_from("<2i", raw), n_tok, shapes)
     return len(shapes)
+
+
+def _is_weight_matrix(rec: TensorRecord) -> bool:
+    """The tensors stored in the header's weight type (ftype); the rest are f32 or f16."""
+    return len(rec.dims) == 2 and (
+        rec.name == "decoder.token_embedding.weight"
+        or (".blocks." in rec.name and rec.name.endswith(".weight"))
+    )
 
 
 N_FFT_BINS = 201  # whisper's STFT: 400-point frames, 201 frequency bins

@@ -3,7 +3,7 @@
 A mutation overwrites one integer field of a file's structure (a count, a length, a type, a
 dimension, an offset, a hyperparameter) with a value that breaks assumptions: 0, -1, the
 type's limits, off by one, doubled. The fields come from the formats' own walkers (GGUF:
-`app.catalog.gguf_size.header_fields`; ggml Whisper: `app.catalog.ggml_whisper`), so the
+`app.catalog.gguf_header.header_fields`; ggml Whisper: `app.catalog.ggml_whisper`), so the
 mutations land where a loader makes decisions, not in tensor data that is never checked.
 """
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.catalog import ggml_whisper
-from app.catalog.gguf_size import Field
+from app.catalog.gguf_header import Field
 
 _LIMITS = (
     0,

@@ -1,6 +1,9 @@
-"""How many bytes a GGUF file must hold, read from its own header and tensor table (no tensor
-data is read: a few milliseconds for any model). A file shorter than that was cut off in a
-download or a copy; llama.cpp refuses it only when it loads, after the user has left Settings.
+"""A GGUF file's header and tensor table, checked before llama.cpp sees them, and how many bytes
+the file must hold (no tensor data is read: a few milliseconds for any model). A file shorter
+than that was cut off in a download or a copy; llama.cpp refuses it only when it loads, after
+the user has left Settings. A header that disagrees with itself (a layer count the tensors do
+not have, a float that is not a number, a tensor out of place) is refused here because
+llama.cpp aborts the process on some of them (found by tests/test_fuzz_models.py).
 
 Hand-written because the format's reader (`gguf`, llama.cpp's Python package) builds every
 tensor and metadata array with numpy first: seconds for a 100 MB model, and it fails on a cut
@@ -10,6 +13,7 @@ format's (ggml's type traits); a type not listed counts only as where its data s
 
 from __future__ import annotations
 
+import math
 import struct
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
@@ -25,7 +29,10 @@ BLOCKS = {
 }  # fmt: skip
 # metadata value types of a fixed size (u8 i8 u16 i16 u32 i32 f32 bool; u64 i64 f64)
 FIXED = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+FLOATS = {6: "<f", 12: "<d"}
 STRING, ARRAY = 8, 9
+MAX_TRAINED_CONTEXT = 1 << 24  # 16M tokens; the longest real models claim 10M
+MAX_NAME, MAX_DIMS = 64, 4  # ggml's GGML_MAX_NAME (with its terminating zero) and GGML_MAX_DIMS
 
 
 class Field(NamedTuple):
@@ -71,7 +78,9 @@ class _Reader:
         if kind in FIXED:
             if FIXED[kind] in (4, 8):  # integers and floats: hyperparameters live here
                 self._note(FIXED[kind], what)
-            self.take(FIXED[kind])
+            raw = self.take(FIXED[kind])
+            if kind in FLOATS and not math.isfinite(struct.unpack(FLOATS[kind], raw)[0]):
+                raise GgufFormatError(f"{what} is not a number")
         elif kind == STRING:
             self.string()
         elif kind == ARRAY:
@@ -109,26 +118,50 @@ def _walk(path: Path, fields: list[Field] | None) -> int:
         if version < 2:
             raise GgufFormatError(f"GGUF version {version} is too old for llama.cpp")
         n_tensors, n_kv = r.u64("tensor count"), r.u64("metadata count")
-        alignment = 32
+        alignment, arch, layers = 32, b"", None
         for _ in range(n_kv):
             key, kind = r.string(), r.u32("metadata type")
             if key == b"general.alignment" and kind == 4:
-                alignment = r.u32("alignment") or 32
+                alignment = r.u32("alignment")
+                if not alignment or alignment & (alignment - 1):
+                    raise GgufFormatError(f"alignment {alignment} is not a power of two")
+            elif key == b"general.architecture" and kind == STRING:
+                arch = r.string()
+            elif arch and key == arch + b".block_count" and kind == 4:
+                layers = r.u32(key.decode("utf-8", "replace"))
+            elif arch and key == arch + b".context_length" and kind == 4:
+                # llama-cpp-python's tokenizer allocates this many tokens per call
+                if (n_ctx := r.u32(key.decode("utf-8", "replace"))) > MAX_TRAINED_CONTEXT:
+                    raise GgufFormatError(f"it claims a context of {n_ctx:,} tokens")
             else:
                 r.skip_value(kind, key.decode("utf-8", "replace"))
-        end = 0
-        for _ in range(n_tensors):
-            r.string()  # the tensor's name
-            n_dims = r.u32("tensor dims")
-            if n_dims > 8:
-                raise GgufFormatError("implausible tensor table")
-            count = 1
-            for _ in range(n_dims):
-                count *= r.u64("tensor dim")
-            kind, offset = r.u32("tensor type"), r.u64("tensor offset")
-            per_block, block_bytes = BLOCKS.get(kind, (1, 0))
-            end = max(end, offset + count // per_block * block_bytes)
-        if not n_tensors:  # a vocabulary-only file ends with its header
-            return f.tell()
-        data_start = -(-f.tell() // alignment) * alignment
-    return data_start + end
+        return _tensor_table(r, f, n_tensors, alignment, layers)
+
+
+def _tensor_table(r: _Reader, f: BinaryIO, n_tensors: int, alignment: int, layers: int | None) -> int:
+    """Walk the tensor infos as llama.cpp's GGUF reader checks them (names, dimensions, types,
+    each tensor's data right after the previous one's); returns the file size they need."""
+    names: set[bytes] = set()
+    blocks: set[bytes] = set()
+    end = 0
+    for _ in range(n_tensors):
+        name = r.string()
+        n_dims = r.u32("tensor dims")
+        if not (0 < len(name) < MAX_NAME and 0 < n_dims <= MAX_DIMS) or name in names:
+            raise GgufFormatError("implausible tensor table")
+        names.add(name)
+        if name.startswith(b"blk.") and name.count(b".") >= 2:
+            blocks.add(name.split(b".")[1])
+        dims = [r.u64("tensor dim") for _ in range(n_dims)]
+        kind, offset = r.u32("tensor type"), r.u64("tensor offset")
+        if kind not in BLOCKS or min(dims) < 1 or math.prod(dims) >= 1 << 60:
+            raise GgufFormatError(f"tensor {name.decode('utf-8', 'replace')} has an impossible type or shape")
+        per_block, block_bytes = BLOCKS[kind]
+        if dims[0] % per_block or offset != end:
+            raise GgufFormatError(f"tensor {name.decode('utf-8', 'replace')} is misplaced in the table")
+        end = offset + -(-(math.prod(dims) // per_block * block_bytes) // alignment) * alignment
+    if layers is not None and n_tensors and len(blocks) != layers:
+        raise GgufFormatError(f"the header says {layers} layers; the tensor table holds {len(blocks)}")
+    if not n_tensors:  # a vocabulary-only file ends with its header
+        return f.tell()
+    return -(-f.tell() // alignment) * alignment + end
