@@ -97,3 +97,33 @@ def test_changing_the_voice_keeps_the_models_loaded(
     assert not [d for k, d in seen if k == "loading"], "a model was loaded again"
     assert not [d for k, d in seen if k == "error"]
     close_window(w)
+
+
+def test_renaming_the_assistant_and_the_mode_keep_the_models_loaded(qtbot, config_dir, virtual_audio) -> None:
+    """Settings: the assistant renamed (a new persona) and hands-free switched on and off: the
+    same assistant, nothing loaded again; the next turn is answered under the new name, with
+    the conversation's earlier turns still in it."""
+    w = open_window(qtbot, AppSettings(person="Sam", bot="Max", n_ctx=1024))
+    assistant = w.bridge.assistant
+    w.bridge.send_text("My name is Robin.")
+    qtbot.waitUntil(lambda: len(w.chat.messages) == 2, timeout=60000)
+    settled(qtbot, w)
+    seen: list[tuple[str, dict]] = []
+    w.bridge.arrived.connect(lambda kind, data: seen.append((kind, data)))
+    w.apply_settings(dataclasses.replace(w.settings, bot="Aria", hands_free=True))
+    assert assistant.config.hands_free and assistant.mics.config.hands_free
+    w.apply_settings(dataclasses.replace(w.settings, hands_free=False))
+    assert not assistant.config.hands_free
+    settled(qtbot, w)
+    brain = assistant.llm.brain
+    assert brain.persona.bot == "Aria" and "Aria" in brain.system_prompt
+    assert [m.text for m in brain.history if m.role == "user"] == ["My name is Robin."]
+    assert brain.n_past > brain.ledger.n_keep  # the earlier turn was read again under the new prompt
+    w.bridge.send_text("Who are you?")
+    qtbot.waitUntil(lambda: len(w.chat.messages) == 4, timeout=60000)
+    settled(qtbot, w)
+    assert w.bridge.assistant is assistant and w.loading.isHidden()
+    assert not [d for k, d in seen if k == "loading"], "a model was loaded again"
+    assert not [d for k, d in seen if k == "error"]
+    assert brain.history[-1].name == "Aria"
+    close_window(w)

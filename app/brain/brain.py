@@ -85,6 +85,15 @@ def save_session(brain: Brain, directory: Path) -> None:
         session.save(brain, directory)
 
 
+def change_persona(brain: Brain, persona: Persona) -> None:
+    """Go on under `persona` without reloading the model (its owner thread, between turns)."""
+    if (server := _remote(brain)) is not None:
+        server.change_persona(persona)
+    else:
+        assert isinstance(brain, Conversation)
+        session.change_persona(brain, persona)
+
+
 def load_session(brain: Brain, directory: Path) -> LoadResult:
     """Resume the session saved in `directory` (a fresh brain; its owner thread)."""
     if (server := _remote(brain)) is not None:

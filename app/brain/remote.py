@@ -340,6 +340,10 @@ class RemoteConversation:
             "model": self.model,
         }
 
+    def change_persona(self, persona: Persona) -> None:
+        """Go on under `persona` from the next request (its head changes once: a cache miss)."""
+        self.persona, self.system_prompt = persona, persona.render()
+
     def reset(self) -> None:
         """A new conversation (its system prompt is rendered anew)."""
         self.kept.clear()

@@ -26,6 +26,7 @@ import llama_cpp
 
 from app.brain.conversation import Conversation
 from app.brain.ledger import Ledger
+from app.brain.persona import Persona
 from app.brain.records import LoadResult, Message
 from app.brain.session_files import CORRUPT, META, STATE
 from app.catalog.catalog import sha256_of
@@ -168,6 +169,19 @@ def _restore_state(conv: Conversation, directory: Path, meta: dict[str, Any]) ->
         conv.restart_context()
         return "restored cache is inconsistent"
     return None
+
+
+def change_persona(conv: Conversation, persona: Persona) -> int:
+    """Go on under `persona`, the model staying loaded: the new system prompt is evaluated and
+    the newest turns re-read, as a resume with another persona does (earlier turns keep the
+    names they were said with). Returns the turns re-read. Owner thread, between turns."""
+    conv.unprime()
+    try:
+        conv.persona, conv.system_prompt = persona, persona.render()
+        conv.restart_context()
+        return replay(conv, list(conv.history))
+    finally:
+        conv.prime()
 
 
 def replay(conv: Conversation, history: list[Message]) -> int:

@@ -20,6 +20,7 @@ from app.loop.assistant_config import AssistantConfig
 from app.loop.events import Event
 
 if TYPE_CHECKING:
+    from app.brain.persona import Persona
     from app.voice.speaker import SpeakerConfig
 
 log = logging.getLogger(__name__)
@@ -90,6 +91,14 @@ class AssistantBridge(QObject):
     def change_voice(self, speaker: SpeakerConfig) -> None:
         if self.assistant:
             self.assistant.change_voice(speaker)
+
+    def change_persona(self, persona: Persona) -> None:
+        if self.assistant:
+            self.assistant.change_persona(persona)
+
+    def set_hands_free(self, on: bool) -> None:
+        if self.assistant:
+            self.assistant.set_hands_free(on)
 
     def set_muted(self, muted: bool) -> None:
         """Mute the microphone (kept across restarts)."""

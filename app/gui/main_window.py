@@ -290,6 +290,7 @@ class MainWindow(QMainWindow):
         persona applies from the next turn: earlier turns keep their names)."""
         reload = new.model_reload_needed(self.settings)
         voice = new.voice_change_needed(self.settings)
+        persona = new.persona_change_needed(self.settings)
         self.problems.remember_working(self.settings, new)
         self.settings = new
         new.save()
@@ -300,9 +301,13 @@ class MainWindow(QMainWindow):
         self.apply_mode()
         if reload:
             self.start_assistant()
-        elif voice:  # the new voice's own problems, if any, come back as a banner
+            return
+        if voice:  # the new voice's own problems, if any, come back as a banner
             self.banners.clear("tts")
             self.bridge.change_voice(assistant_config(new).speaker)
+        if persona:
+            self.bridge.change_persona(assistant_config(new).persona)
+        self.bridge.set_hands_free(new.hands_free)
 
     # ----- events from the core ----------------------------------------------------------------
     def on_event(self, kind: str, data: dict) -> None:

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from app.brain.brain import Brain
+from app.brain.persona import Persona
 from app.ears import vad
 from app.ears.echo import EchoGuard
 from app.ears.microphone import Level, Microphone
@@ -255,6 +256,24 @@ class Assistant:
         """Answer the last turn again (any reply in progress stops first; see Responder.retry)."""
         self._new_input()
         self.llm.retry()
+
+    def change_persona(self, persona: Persona) -> None:
+        """Answer as `persona` from the next turn on; the models stay loaded (the llm thread
+        evaluates the new system prompt between turns). Returns at once."""
+        self.config = dataclasses.replace(self.config, persona=persona)
+        self.llm.change_persona(persona)
+
+    def set_hands_free(self, on: bool) -> None:
+        """Hands-free (voice activity starts turns) or push-to-talk from now on; models, voice
+        and devices stay. An utterance being heard hands-free is dropped. Front end's thread;
+        may reopen the microphone (~50 ms)."""
+        if on == self.config.hands_free:
+            return
+        self.config = self.mics.config = dataclasses.replace(self.config, hands_free=on)
+        if not self._listening:
+            self.segmenter.reset()
+            self.tentative.withdraw()
+        self.mics.apply_period(self._listening)
 
     def set_muted(self, muted: bool) -> None:
         """Mute the microphone: it delivers silence (an utterance in progress ends with the words

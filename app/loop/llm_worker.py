@@ -9,13 +9,15 @@ and return at once. `brain` and `responder` are set by the llm thread once the m
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import queue
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.brain.brain import Brain, load_session, open_brain, save_session
+from app.brain.brain import Brain, change_persona, load_session, open_brain, save_session
+from app.brain.persona import Persona
 from app.brain.session_files import read_history
 from app.loop.assistant_config import AssistantConfig
 from app.loop.events import Event, State, unanswered
@@ -62,6 +64,10 @@ class LlmWorker:
 
     def stop(self) -> None:
         self.put(None)
+
+    def change_persona(self, persona: Persona) -> None:
+        """From the next turn on the assistant is `persona`; the model stays loaded."""
+        self.put(lambda: self._change_persona(persona))
 
     def use_speaker(self, speaker: Any) -> None:
         """The llm thread: replies from now on go to `speaker` (Assistant.change_voice)."""
@@ -126,6 +132,13 @@ class LlmWorker:
             if self.config.session_dir:
                 save_session(self.brain, self.config.session_dir)
             self._emit(Event("reset", self.brain.context_stats()))
+
+    def _change_persona(self, persona: Persona) -> None:
+        self.config = dataclasses.replace(self.config, persona=persona)  # also for a later load
+        if self.brain is not None:
+            change_persona(self.brain, persona)
+            if self.config.session_dir:
+                save_session(self.brain, self.config.session_dir)
 
     def _open(self, directory: Path, save: bool) -> None:
         self.config.session_dir = directory  # also where a model loaded later would resume

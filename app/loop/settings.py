@@ -103,13 +103,9 @@ class AppSettings:
             "whisper_model",
             "n_ctx",
             "threads",
-            "person",
-            "bot",
-            "prompt",
             "language",
             "input_device",
             "output_device",
-            "hands_free",
             "vad_thold",
             "freq_thold",
             "end_silence_ms",
@@ -118,6 +114,10 @@ class AppSettings:
             "sampling",
         )
         return any(getattr(self, k) != getattr(other, k) for k in keys)
+
+    def persona_change_needed(self, other: AppSettings) -> bool:
+        """The names or the prompt changed: the brain goes on under the new persona."""
+        return (self.person, self.bot, self.prompt) != (other.person, other.bot, other.prompt)
 
     def voice_change_needed(self, other: AppSettings) -> bool:
         """The voice or its rate changed: the speaker is replaced, the models stay."""
