@@ -16,6 +16,7 @@ META = "session.json"
 STATE = "state.bin"
 REMOTE = "remote-session.json"
 ALL = (META, STATE, REMOTE)
+PERSONA_CHANGED = "The new persona applies from your next message; earlier turns stay as they were."
 CORRUPT = "The saved conversation was corrupt, so a new conversation starts (the file was left as it is)."
 
 

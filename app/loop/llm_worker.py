@@ -18,7 +18,7 @@ from typing import Any
 
 from app.brain.brain import Brain, change_persona, load_session, open_brain, save_session
 from app.brain.persona import Persona
-from app.brain.session_files import read_history
+from app.brain.session_files import PERSONA_CHANGED, read_history
 from app.loop.assistant_config import AssistantConfig
 from app.loop.events import Event, State, unanswered
 from app.loop.responder import Responder
@@ -139,6 +139,7 @@ class LlmWorker:
             change_persona(self.brain, persona)
             if self.config.session_dir:
                 save_session(self.brain, self.config.session_dir)
+            self._emit(Event("notice", {"message": PERSONA_CHANGED}))
 
     def _open(self, directory: Path, save: bool) -> None:
         self.config.session_dir = directory  # also where a model loaded later would resume
