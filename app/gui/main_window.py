@@ -286,8 +286,8 @@ class MainWindow(QMainWindow):
             self.apply_settings(dlg.result_settings())
 
     def apply_settings(self, new: AppSettings) -> None:
-        """Save and use `new`; the assistant restarts when a model-side setting changed (a new
-        persona applies from the next turn: earlier turns keep their names)."""
+        """Save and use `new`: the models reload only for a model-side setting; voice, persona
+        and mode change in place (a new persona applies from the next turn)."""
         reload = new.model_reload_needed(self.settings)
         voice = new.voice_change_needed(self.settings)
         persona = new.persona_change_needed(self.settings)
@@ -302,11 +302,12 @@ class MainWindow(QMainWindow):
         if reload:
             self.start_assistant()
             return
+        config = assistant_config(new)
         if voice:  # the new voice's own problems, if any, come back as a banner
             self.banners.clear("tts")
-            self.bridge.change_voice(assistant_config(new).speaker)
+            self.bridge.change_voice(config.speaker)
         if persona:
-            self.bridge.change_persona(assistant_config(new).persona)
+            self.bridge.change_persona(config.persona)
         self.bridge.set_hands_free(new.hands_free)
 
     # ----- events from the core ----------------------------------------------------------------
