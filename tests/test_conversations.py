@@ -85,6 +85,12 @@ def test_sidebar_new_switch_rename_delete_and_undo(qtbot, config_dir, virtual_au
     assert brain.n_past == n_past and (brain.llama.input_ids[:n_past] == ids).all()
     assert "Conversation opened in" in w.statusBar().currentMessage()
     assert w.settings.conversation == first
+    used = w.conversations.store.get(first).updated
+    for other in (second, first):  # looked at, and left: "last used" stays when it was
+        switched.clear()
+        w.sidebar.chosen.emit(other)
+        qtbot.waitUntil(lambda: bool(switched), timeout=30000)
+    assert w.conversations.store.get(first).updated == used
 
     w.sidebar.rename_requested.emit(second, "Trains")
     assert "Trains" in _titles(w)

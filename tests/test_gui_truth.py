@@ -49,6 +49,34 @@ def test_stop_shows_the_unspoken_rest_apart(qtbot, config_dir, virtual_audio) ->
     close_window(w)
 
 
+def test_only_the_sentence_being_spoken_is_highlighted(qtbot, config_dir, virtual_audio) -> None:
+    """Messages sent while replies are still spoken: at any moment at most one sentence on the
+    screen is highlighted, and none once the assistant is idle."""
+    w = open_window(qtbot, AppSettings(n_ctx=1024))
+    most = 0
+
+    def lit() -> int:
+        nonlocal most
+        n = sum(bool(m.spoken) for m in w.chat.messages)
+        most = max(most, n)
+        return n
+
+    for i, text in enumerate((STORY, "Tell me about cats and their long naps.")):
+        w.bridge.send_text(text)
+        n = 2 * i + 2
+        qtbot.waitUntil(
+            lambda n=n: len(w.chat.messages) == n and lit() > 0 and bool(w.chat.messages[-1].spoken),
+            timeout=90000,
+        )
+    w.bridge.send_text("Tell me about dogs and their long walks.")  # over the second reply, too
+    qtbot.waitUntil(
+        lambda: lit() == 0 and w.pill.state == "idle" and bool(w.chat.messages[-1].latency), timeout=120000
+    )
+    qtbot.wait(200)
+    assert most == 1 and lit() == 0
+    close_window(w)
+
+
 # 2. Errors are honest and recoverable ---------------------------------------------------------
 def test_settings_refuse_a_model_that_is_not_one(qtbot, config_dir, tmp_path) -> None:
     AppSettings().save()
@@ -217,6 +245,43 @@ def test_escape_stops_and_focused_buttons_work_with_enter(qtbot, config_dir, vir
 
 
 # 5. History is history ------------------------------------------------------------------------
+def test_the_chat_is_one_tab_stop_and_arrows_reach_every_message_and_link(
+    qtbot, config_dir, virtual_audio
+) -> None:
+    """In the chat: Up/Down/Home/End move between messages (outlined, scrolled into view),
+    Left/Right between the links of the one with the keyboard, Enter follows a link (copy,
+    retry); Tab leaves the chat at once, however many links it holds."""
+    w = open_window(qtbot, AppSettings(n_ctx=1024))
+    w.activateWindow()
+    for text in ("Say hello.", "Say goodbye."):
+        w.bridge.send_text(text)
+        wait_reply(qtbot, w, len(w.chat.messages) + 2)
+        settled(qtbot, w, stop=False)
+    w.chat.setFocus()
+    qtbot.keyClick(w.chat, Qt.Key.Key_Up)
+    assert w.chat.focused == 3  # the first Up: the newest message
+    qtbot.keyClick(w.chat, Qt.Key.Key_Home)
+    assert w.chat.focused == 0
+    qtbot.keyClick(w.chat, Qt.Key.Key_Down)
+    assert w.chat.focused == 1 and "border-style:solid" in w.chat._drawn[1][1]
+    shot(w, "chat-keyboard")
+    qtbot.keyClick(w.chat, Qt.Key.Key_Return)  # its first link: copy
+    assert w.chat.copied == 1 and QApplication.clipboard().text().startswith(w.chat.messages[1].text[:20])
+    qtbot.keyClick(w.chat, Qt.Key.Key_End)
+    links = w.chat.links(3)
+    assert links[0] == "copy:3" and "retry:3" in links, links
+    for _ in range(links.index("retry:3")):
+        qtbot.keyClick(w.chat, Qt.Key.Key_Right)
+    old = w.chat.messages[3]
+    qtbot.keyClick(w.chat, Qt.Key.Key_Return)  # retry, from the keyboard
+    qtbot.waitUntil(lambda: len(w.chat.messages) == 4 and w.chat.messages[3] is not old, timeout=60000)
+    settled(qtbot, w)
+    w.chat.setFocus()
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+    assert QApplication.focusWidget() is w.input  # one Tab: out of the chat
+    close_window(w)
+
+
 def test_rename_keeps_earlier_names_and_details_survive_a_restart(qtbot, config_dir, virtual_audio) -> None:
     w = open_window(qtbot, AppSettings(person="Sam", bot="Max", n_ctx=1024))
     w.bridge.send_text("Hello there!")

@@ -107,3 +107,42 @@ def test_the_retry_link_answers_the_last_turn_again(qtbot, config_dir, virtual_a
     assert [m.role for m in history] == ["user", "assistant"] and history[0].text == "Say hello."
     assert history[1].text == w.chat.messages[1].text and w.chat.messages[0].text == "Say hello."
     close_window(w)
+
+
+def test_retry_keeps_the_earlier_answers_and_either_can_be_gone_on_from(
+    qtbot, config_dir, virtual_audio
+) -> None:
+    """After a Retry the reply says "2/2" and its arrow brings the first answer back: on
+    screen, in the history and in the context (the cache holds its tokens); the versions are
+    saved with the conversation and survive a restart."""
+    w = open_window(qtbot)
+    w.bridge.send_text("Say hello.")
+    qtbot.waitUntil(lambda: len(w.chat.messages) == 2 and bool(w.chat.messages[1].latency), timeout=60000)
+    settled(qtbot, w, stop=False)
+    first = w.chat.messages[1].text
+    w.chat.anchorClicked.emit(QUrl("retry:1"))
+    qtbot.waitUntil(lambda: len(w.chat.messages[1].versions) == 2, timeout=60000)
+    settled(qtbot, w, stop=False)
+    second = w.chat.messages[1].text
+    assert w.chat.messages[1].versions == [first, second] and w.chat.messages[1].version == 1
+    w.chat.redraw()
+    page = w.chat.toHtml()
+    assert "2/2" in page and "ver:0" in page and "ver:1" not in page
+    shot(w, "retry-versions")
+
+    brain = w.bridge.assistant.conversation
+    w.chat.anchorClicked.emit(QUrl("ver:0"))  # ‹: the first answer again
+    qtbot.waitUntil(lambda: w.chat.messages[1].version == 0, timeout=30000)
+    assert w.chat.messages[1].text == first and brain.history[-1].text == first
+    start, end = brain.reply_spans()[-1]
+    assert brain.llama.detokenize(brain.llama.input_ids[start:end].tolist()).decode().strip() == first
+    assert_consistent(brain)
+    w.chat.redraw()
+    assert "1/2" in w.chat.toHtml() and "ver:1" in w.chat.toHtml()
+    close_window(w)
+
+    w = open_window(qtbot)  # the same conversation, reopened
+    qtbot.waitUntil(lambda: len(w.chat.messages) == 2, timeout=60000)
+    shown = w.chat.messages[1]
+    assert shown.versions == [first, second] and shown.version == 0 and shown.text == first
+    close_window(w)

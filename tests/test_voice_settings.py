@@ -119,6 +119,7 @@ def test_renaming_the_assistant_and_the_mode_keep_the_models_loaded(qtbot, confi
     assert brain.persona.bot == "Aria" and "Aria" in brain.system_prompt
     assert [m.text for m in brain.history if m.role == "user"] == ["My name is Robin."]
     assert brain.n_past > brain.ledger.n_keep  # the earlier turn was read again under the new prompt
+    assert "Aria" in assistant.hearing.transcriber.config.initial_prompt  # whisper spells the new name
     w.bridge.send_text("Who are you?")
     qtbot.waitUntil(lambda: len(w.chat.messages) == 4, timeout=60000)
     settled(qtbot, w)

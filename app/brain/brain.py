@@ -10,7 +10,8 @@ Contract shared by both (one owner thread per brain; every call may block on the
   without a trace. A failure raises `BrainError` with a message for people.
 - `history`: the conversation as `Message`s; `last_stats`: the last turn's `TurnStats`;
   `context_stats()`: counters for the memory gauge (`n_past`, `n_ctx`, `dropped_turns`, ...).
-- `amend_last_reply(text, unspoken)`: after a barge-in, the newest reply becomes what was heard.
+- `amend_last_reply(text, unspoken, interrupted)`: the newest reply becomes what was heard (after a
+  barge-in), or another version of it (after a Retry).
 - `retract_last_turn()`: Retry: the newest exchange leaves the context exactly (whole turn) and
   the history; returns its user text (None if the newest turn is no finished reply); the next
   `stream` draws with another seed.
@@ -48,7 +49,7 @@ class Brain(Protocol):
         self, text: str, cancel: threading.Event | None = None, gate: TurnGate | None = None
     ) -> Iterator[str]: ...
 
-    def amend_last_reply(self, text: str, unspoken: str = "") -> bool: ...
+    def amend_last_reply(self, text: str, unspoken: str = "", interrupted: bool = True) -> bool: ...
 
     def retract_last_turn(self, reseed: bool = True) -> str | None: ...
 

@@ -184,11 +184,12 @@ class Conversation(KvContext):
         if decided and tail:
             yield tail
 
-    def amend_last_reply(self, text: str, unspoken: str = "") -> bool:
-        """Make the newest reply `text` (a barge-in cut it: `text` is what was heard): the cache
-        keeps the reply's tokens the new text shares, evaluates the rest and the end-of-turn
-        tokens; the history's message becomes `text`, interrupted, with `unspoken` kept apart for
-        display. False (nothing changed) when the newest turn is not a finished reply."""
+    def amend_last_reply(self, text: str, unspoken: str = "", interrupted: bool = True) -> bool:
+        """Make the newest reply `text` (a barge-in cut it: `text` is what was heard; or another
+        version of it, chosen after a Retry: not `interrupted`): the cache keeps the reply's
+        tokens the new text shares, evaluates the rest and the end-of-turn tokens; the history's
+        message becomes `text`, with `unspoken` kept apart for display. False (nothing changed)
+        when the newest turn is not a finished reply."""
         if not self.history or self.history[-1].role != "assistant" or not self.ledger.turns:
             return False
         self.unprime()
@@ -205,7 +206,7 @@ class Conversation(KvContext):
         self._rollback(len(old) - same)
         self._eval(new[same:])
         last = self.history[-1]  # changed in place: front ends may hold it
-        last.text, last.interrupted, last.unspoken = text, True, unspoken
+        last.text, last.interrupted, last.unspoken = text, interrupted, unspoken
         self.prime()
         return True
 

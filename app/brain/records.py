@@ -71,6 +71,10 @@ class Message:
     unspoken: str = ""
     name: str = ""  # who said it, as named when it was said (a later rename keeps it)
     details: dict[str, Any] = field(default_factory=dict)  # the turn's report (latency, tokens), replies only
+    # Replies answered again (Retry): every answer the turn got, oldest first, and which of them
+    # `text` is (the one in the conversation). Empty: the only answer.
+    versions: list[str] = field(default_factory=list)
+    version: int = 0
 
     @classmethod
     def from_dict(cls, data: Any) -> Message:

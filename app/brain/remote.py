@@ -303,13 +303,17 @@ class RemoteConversation:
             "the oldest turns are left out from now on so the conversation goes on."
         )
 
-    def amend_last_reply(self, text: str, unspoken: str = "") -> bool:
-        """The newest reply becomes `text` (what was heard): it is resent so from the next turn."""
+    def amend_last_reply(self, text: str, unspoken: str = "", interrupted: bool = True) -> bool:
+        """The newest reply becomes `text` (what was heard, or another version of it): it is
+        resent so from the next turn."""
         if not self.kept or not self.history or self.history[-1].role != "assistant":
             return False
-        self.kept[-1].reply = text
+        ex, before = self.kept[-1], self.kept[-1].tokens
+        ex.tokens = max(1, before + estimate_tokens(text) - estimate_tokens(ex.reply))  # until counted
+        ex.reply = text
+        self.n_past += ex.tokens - before
         last = self.history[-1]
-        last.text, last.interrupted, last.unspoken = text, True, unspoken
+        last.text, last.interrupted, last.unspoken = text, interrupted, unspoken
         return True
 
     def retract_last_turn(self, reseed: bool = True) -> str | None:

@@ -18,7 +18,7 @@ from app.cli.chat_shared import Transcript, llm_config, persona, remote_config
 
 def assistant_config(args: argparse.Namespace):
     from app.catalog.catalog import default_model_path
-    from app.ears.transcriber import SttConfig
+    from app.ears.transcriber import SttConfig, names_prompt
     from app.ears.vad import VadConfig
     from app.loop.assistant_config import AssistantConfig
     from app.loop.turn_end import TurnEndConfig
@@ -35,7 +35,7 @@ def assistant_config(args: argparse.Namespace):
             language=args.language,
             audio_ctx=args.audio_ctx,
             translate=args.translate,
-            initial_prompt=f"A conversation with a person called {p.bot}.",
+            initial_prompt=names_prompt(p.bot),
         ),
         persona=p,
         vad=VadConfig(
@@ -109,7 +109,7 @@ class TerminalView:
             self.out.line("")
             if self.args.jsonl:
                 self.flush()
-                self._record = {**d, "unspoken": "", "interrupted": False}
+                self._record = {"unspoken": "", **d}
         elif ev.kind == "heard" and not self.args.jsonl:
             said = f'"{d["text"]}"' if d["text"] else "nothing"
             note = f"[interrupted: {self.bot} said {said}; the rest was not spoken]"

@@ -42,6 +42,12 @@ FULL_AUDIO_CTX = 1500
 ANNOTATION = re.compile(r"\[[^\]]*\]|\([^)]*\)|\*[^*]*\*|♪+")
 
 
+def names_prompt(bot: str) -> str:
+    """whisper's initial prompt for a conversation with `bot`: its name is then spelt as the
+    user knows it ("Aria", not "Area")."""
+    return f"A conversation with a person called {bot}."
+
+
 @dataclass
 class SttConfig:
     model_path: Path

@@ -88,6 +88,10 @@ class AssistantBridge(QObject):
         if self.assistant:
             self.assistant.retry()
 
+    def choose_version(self, index: int) -> None:
+        if self.assistant:
+            self.assistant.choose_version(index)
+
     def change_voice(self, speaker: SpeakerConfig) -> None:
         if self.assistant:
             self.assistant.change_voice(speaker)

@@ -2,16 +2,18 @@
 
 `ChatFeed.handle(kind, data)` takes `history`, `switched`, `user`, `token`, `sentence`, `heard`,
 `turn`, `retracted` (a Retry, or the user going on after a pause, took the newest exchange
-back: it leaves the screen) and the end of speaking (`speech_ended`); it owns the reply being
-written and which of its sentences is being spoken (highlighted). Returns False for kinds it
-does not draw. GUI thread only.
+back: it leaves the screen), `version` (another answer of the newest turn chosen) and the end
+of speaking (`speech_ended`); it owns the reply being written and which sentence on the screen
+is being spoken (highlighted: one at most). Returns False for kinds it does not draw. GUI
+thread only.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from app.gui.chat_view import ChatMessage, ChatView
+from app.gui.chat_view import ChatView
+from app.gui.message_html import ChatMessage
 
 
 class ChatFeed:
@@ -35,8 +37,17 @@ class ChatFeed:
 
     def speech_ended(self) -> None:
         """The assistant stopped speaking: the highlight ends with the speech."""
-        if self.reply is not None and self.reply.spoken:
-            self.reply.spoken = ""
+        self._highlight(None, "")
+
+    def _highlight(self, msg: ChatMessage | None, sentence: str) -> None:
+        """`sentence` of `msg` is being spoken (None: nothing is): at most one sentence on the
+        screen is highlighted, whichever reply it belongs to."""
+        changed = False
+        for m in self.chat.messages:
+            text = sentence if m is msg else ""
+            if m.spoken != text:
+                m.spoken, changed = text, True
+        if changed:
             self.chat.schedule()
 
     def _on_history(self, d: dict) -> None:
@@ -52,6 +63,8 @@ class ChatFeed:
                     name=m.name,
                     unspoken=m.unspoken,
                     at=datetime.fromtimestamp(m.time),
+                    versions=list(m.versions),
+                    version=m.version,
                 )
                 for m in d["messages"]
             ]
@@ -60,6 +73,7 @@ class ChatFeed:
     _on_switched = _on_history
 
     def _on_user(self, d: dict) -> None:
+        self._highlight(None, "")  # a new turn: whatever was being said has stopped
         self.chat.add("user", d["text"], name=self.person)
         self.reply = self.chat.add("assistant", "", name=self.bot)
         self._queued.clear()
@@ -75,11 +89,9 @@ class ChatFeed:
         if d["event"] == "queued":
             self._queued[d["index"]] = d["text"]
         elif d["event"] == "sentence_started":
-            self.reply.spoken = self._queued.get(d["index"], "")
-            self.chat.schedule()
+            self._highlight(self.reply, self._queued.get(d["index"], ""))
         elif d["event"] in ("sentence_finished", "sentence_cut", "queue_empty"):
-            self.reply.spoken = ""
-            self.chat.schedule()
+            self._highlight(None, "")
 
     def _on_heard(self, d: dict) -> None:
         """A barge-in cut the reply: it is remembered as far as it was heard."""
@@ -87,6 +99,14 @@ class ChatFeed:
         if msg is not None:
             msg.text, msg.unspoken, msg.interrupted, msg.spoken = d["text"], d["unspoken"], True, ""
             self.chat.schedule()
+
+    def _on_version(self, d: dict) -> None:
+        """Another of the newest turn's answers is the one the conversation goes on from."""
+        m = next((m for m in reversed(self.chat.messages) if m.role == "assistant"), None)
+        if m is not None:
+            m.text, m.unspoken, m.interrupted = d["text"], "", False
+            m.versions, m.version = list(d["versions"]), d["version"]
+            self.chat.redraw()
 
     def _on_retracted(self, d: dict) -> None:
         """The newest exchange left the conversation (Retry, or the user went on talking):
@@ -104,5 +124,6 @@ class ChatFeed:
             if not self.reply.unspoken:  # a cut reply keeps the heard/unspoken split
                 self.reply.text = d["reply"] or self.reply.text
             self.reply.interrupted = self.reply.interrupted or d["interrupted"]
+            self.reply.versions, self.reply.version = list(d.get("versions", [])), d.get("version", 0)
             self.reply.latency = d
             self.chat.schedule()

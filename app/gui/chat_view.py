@@ -1,26 +1,21 @@
-"""The conversation view: messages from a list of ChatMessage, re-rendered (throttled) as HTML.
+"""The conversation view: messages from a list of ChatMessage, re-rendered (throttled) as HTML
+(each message drawn by message_html.py).
 
-Each message is a bubble (the user's on the right in the accent's tint, the assistant's on the
-left). Assistant replies are Markdown (markdown-it-py, CommonMark with raw HTML escaped: bold,
-lists, code in monospace; text that looks like markup or chat control tokens is shown as typed).
-User turns are plain text. Each message has a **copy** link (its text to the clipboard) and shows
-when it was said on hovering its speaker's name; the sentence being spoken is highlighted; an
-interrupted reply says so. The newest reply has a **retry** link while the assistant is idle
-(`can_retry`; the click emits `retry_requested`). The view follows new messages unless the reader
-has scrolled up. GUI thread only; paint-only.
+Each message has a **copy** link (its text to the clipboard) and shows when it was said on
+hovering its speaker's name. The newest reply has a **retry** link while the assistant is idle
+(`can_retry`; the click emits `retry_requested`); a reply answered again shows which answer it
+is ("2/3"), and the newest one's arrows choose another (`version_requested`). The view follows
+new messages unless the reader has scrolled up. The chat is one Tab stop: there, Up/Down
+(Home/End) move between messages (the one with the keyboard is outlined and scrolled into
+view), Left/Right between its links, Enter follows the link. GUI thread only; paint-only.
 """
 
 from __future__ import annotations
 
-import functools
 import html
-from dataclasses import dataclass, field
-from datetime import datetime
 
-from markdown_it import MarkdownIt
 from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
-    QColor,
     QGuiApplication,
     QHelpEvent,
     QPalette,
@@ -32,44 +27,13 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QTextBrowser, QToolButton, QToolTip, QWidget
 
 from app.brain.history import speaker_name
+from app.gui.message_html import LINK, ChatMessage, message_html, mix
 
-_MD = MarkdownIt("commonmark", {"html": False, "breaks": True})
-CODE_STYLE = "font-family: monospace;"
 READING_WIDTH = 760  # px: the longest line the chat shows, however wide the window (bubbles: 85% of it)
-
-
-@functools.lru_cache(maxsize=4096)
-def markdown_html(text: str) -> str:
-    """`text` as HTML (Markdown; raw HTML escaped). Cached: a long conversation is re-rendered
-    while a reply streams, and only the streaming message changes."""
-    out = _MD.render(text).strip()
-    out = out.replace("<code>", f"<code style='{CODE_STYLE}'>")
-    # QTextBrowser gives paragraphs a top and bottom margin; the message block has its own
-    return out.replace("<p>", "<p style='margin:0'>")
-
-
-@dataclass
-class ChatMessage:
-    role: str
-    text: str
-    interrupted: bool = False
-    spoken: str = ""  # the sentence being spoken now (assistant)
-    latency: dict = field(default_factory=dict)
-    expanded: bool = False
-    name: str = ""  # who said it, as named then ("" = the current name)
-    unspoken: str = ""  # generated but never said aloud (a barge-in cut it): shown apart
-    at: datetime = field(default_factory=datetime.now)  # when it was said (shown on hover)
 
 
 PTT_HINT = "Hold the button (or {key}) and speak, or type a message below."
 HANDS_FREE_HINT = "Just speak: hands-free listening is on. You can also type a message below."
-
-
-def _mix(a: QColor, b: QColor, share: float) -> str:
-    """`share` of `b` over `a`, as an opaque #rrggbb (table backgrounds take no alpha)."""
-    pairs = ((a.red(), b.red()), (a.green(), b.green()), (a.blue(), b.blue()))
-    mixed = [round(x * (1 - share) + y * share) for x, y in pairs]
-    return "#{:02x}{:02x}{:02x}".format(*mixed)
 
 
 class ChatView(QTextBrowser):
@@ -77,6 +41,7 @@ class ChatView(QTextBrowser):
     messages unless the reader has scrolled up."""
 
     retry_requested = Signal()
+    version_requested = Signal(int)  # the index of the newest turn's answer to go on from
 
     def __init__(self, person: str, bot: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -88,10 +53,12 @@ class ChatView(QTextBrowser):
         self._drawn: list[tuple[tuple, str]] = []  # (colors, html) per message, as last drawn
         self._tail: int | None = None  # where the last message starts in the document
         self.setOpenLinks(False)
-        self.setTabChangesFocus(True)  # Tab leaves the view instead of walking its links
+        self.setTabChangesFocus(True)  # Tab is never typed into it (and see focusNextPrevChild)
         self.setAccessibleName("Conversation")
         self.anchorClicked.connect(self._toggle)
         self._follow = True  # at the bottom: keep showing the newest message
+        self.focused: int | None = None  # the message the arrow keys are on
+        self.focused_link = 0  # which of its links Enter follows
         self._rendering = False
         self.latest = QToolButton(self)  # shown while the reader is scrolled up
         self.latest.setText("↓ Jump to latest")
@@ -120,7 +87,55 @@ class ChatView(QTextBrowser):
         """Another conversation (or none): its messages, shown from the newest."""
         self.messages = messages
         self._follow = True
+        self.focused = None
         self.redraw()
+
+    # ----- the keyboard: one Tab stop, arrows between messages and their links -------------------
+    def keyPressEvent(self, e) -> None:
+        key, n = Qt.Key(e.key()), len(self.messages)
+        moves = {Qt.Key.Key_Up: -1, Qt.Key.Key_Down: 1, Qt.Key.Key_Home: -n, Qt.Key.Key_End: n}
+        if n and key in moves:
+            at = n if self.focused is None else self.focused  # the first Up lands on the newest
+            self._focus(min(max(at + moves[key], 0), n - 1))
+        elif self.focused is not None and key in (Qt.Key.Key_Left, Qt.Key.Key_Right):
+            links = self.links(self.focused)
+            if links:
+                step = 1 if key == Qt.Key.Key_Right else -1
+                self.focused_link = (self.focused_link + step) % len(links)
+                self.redraw()
+        elif self.focused is not None and key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            links = self.links(self.focused)
+            if links:
+                self._toggle(QUrl(links[min(self.focused_link, len(links) - 1)]))
+        else:
+            super().keyPressEvent(e)
+
+    def links(self, i: int) -> list[str]:
+        """The links of message `i` as drawn (copy, retry, answers, details)."""
+        drawn = self._drawn[i][1] if 0 <= i < len(self._drawn) else ""
+        return LINK.findall(drawn)
+
+    def _focus(self, i: int) -> None:
+        if i != self.focused:
+            self.focused, self.focused_link = i, 0
+        self.redraw()
+        if i == len(self.messages) - 1:
+            self.follow_latest()  # the newest: seen whole, and the view follows on from it
+        else:
+            self.scrollToAnchor(f"m{i}")
+
+    def focusNextPrevChild(self, next: bool) -> bool:
+        """Tab leaves the chat: QTextBrowser would walk every link first (setTabChangesFocus
+        does not stop that); the arrow keys reach them instead."""
+        return QWidget.focusNextPrevChild(self, next)
+
+    def focusInEvent(self, e) -> None:
+        super().focusInEvent(e)
+        self.schedule()  # the outline shows only while the chat has the keyboard
+
+    def focusOutEvent(self, e) -> None:
+        super().focusOutEvent(e)
+        self.schedule()
 
     def follow_latest(self) -> None:
         """Scroll to the newest message and keep following new ones."""
@@ -197,6 +212,10 @@ class ChatView(QTextBrowser):
             if self._can_retry:
                 self.retry_requested.emit()
             return
+        if kind == "ver":
+            if self._can_retry:
+                self.version_requested.emit(int(index))
+            return
         m = self.messages[int(index)]
         if kind == "copy":
             QGuiApplication.clipboard().setText(m.text + (" " + m.unspoken if m.unspoken else ""))
@@ -227,9 +246,9 @@ class ChatView(QTextBrowser):
         colors = (
             f"rgba({hi.red()},{hi.green()},{hi.blue()},0.35)",
             pal.color(QPalette.ColorRole.PlaceholderText).name(),
-            _mix(base, hi, 0.18),  # the user's bubble: a tint of the accent
+            mix(base, hi, 0.18),  # the user's bubble: a tint of the accent
             pal.color(QPalette.ColorRole.Text).name(),
-            _mix(base, pal.color(QPalette.ColorRole.Text), 0.07),  # the assistant's bubble
+            mix(base, pal.color(QPalette.ColorRole.Text), 0.07),  # the assistant's bubble
         )
         if not self.messages:
             hint = html.escape(self.hint)
@@ -237,7 +256,18 @@ class ChatView(QTextBrowser):
             self._drawn = []
             return
         retry = len(self.messages) - 1 if self._can_retry and self._retryable() else -1
-        drawn = [(colors, self._message_html(i, m, colors, i == retry)) for i, m in enumerate(self.messages)]
+        if self.focused is not None and self.focused >= len(self.messages):
+            self.focused = None
+        keyboard = self.focused if self.hasFocus() else None
+        drawn = [
+            (
+                colors,
+                message_html(
+                    i, m, self._who(m), colors, i == retry, self.focused_link if i == keyboard else None
+                ),
+            )
+            for i, m in enumerate(self.messages)
+        ]
         if len(drawn) == len(self._drawn) and drawn[:-1] == self._drawn[:-1] and self._tail is not None:
             if drawn[-1] != self._drawn[-1]:
                 self._show(None, drawn[-1][1])
@@ -273,68 +303,10 @@ class ChatView(QTextBrowser):
         finally:
             self._rendering = False
 
+    def _who(self, m: ChatMessage) -> str:
+        return speaker_name(m.role, m.name, self.person, self.bot)
+
     def _retryable(self) -> bool:
         """The newest message is a finished reply to a turn of the user's."""
         m = self.messages
         return len(m) >= 2 and m[-1].role == "assistant" and m[-2].role == "user" and bool(m[-1].text)
-
-    def _message_html(self, i: int, m: ChatMessage, colors: tuple[str, ...], retry: bool) -> str:
-        hl, muted, user_bg, text_color, bot_bg = colors
-        who = speaker_name(m.role, m.name, self.person, self.bot)
-        body = markdown_html(m.text) if m.role == "assistant" else html.escape(m.text)
-        if m.spoken and m.role == "assistant":  # found when the sentence is one run of text
-            s = html.escape(m.spoken)
-            body = body.replace(s, f"<span style='background-color:{hl}'>{s}</span>", 1)
-        note = ""
-        if m.unspoken:
-            rest = html.escape(m.unspoken)
-            note = f" <span style='color:#9a9a9a; text-decoration:line-through'>{rest}</span>"
-            note += f" <i style='color:{muted}'>(interrupted: the struck-out part was not spoken)</i>"
-        elif m.interrupted:
-            note = f" <i style='color:{muted}'>(interrupted)</i>"
-        if note:  # it continues the last paragraph (where the listener stopped hearing)
-            end = body.rfind("</p>")
-            body = body[:end] + note + body[end:] if end >= 0 and body.endswith("</p>") else body + note
-        plain = f"text-decoration:none; color:{text_color}"
-        name = f"<a href='who:{i}' style='{plain}'><b>{html.escape(who)}</b></a>"
-        link = f"color:{muted}; font-size:small"
-        tools = f"<a href='copy:{i}' style='{link}'>copy</a>" if m.text else ""
-        if retry:
-            tools += f" &nbsp;<a href='retry:{i}' style='{link}'>retry</a>"
-        sep = "" if body.startswith("<") else "<br>"  # Markdown starts with its own block
-        # A bubble: a one-cell table (QTextDocument draws table backgrounds and padding; it has
-        # no rounded corners). The user's sits to the right, the assistant's to the left.
-        bg, side = (user_bg, " align='right'") if m.role == "user" else (bot_bg, "")
-        out = (
-            f"<table width='85%'{side} cellspacing='0' cellpadding='8' bgcolor='{bg}'"
-            " style='margin-top:6px; border-style:none'>"
-            f"<tr><td>{name} &nbsp;{tools}{sep}{body}</td></tr></table>"
-        )
-        return out + (self._latency_html(i, m, muted) if m.latency else "")
-
-    @staticmethod
-    def _latency_html(i: int, m: ChatMessage, muted: str) -> str:
-        lat = m.latency
-        since = "after you pressed Enter" if lat.get("typed") else "after you stopped talking"
-        v2v = lat.get("t_first_audio_ms")
-        head = (
-            f"spoke {v2v / 1000:.2f} s {since}"
-            if v2v
-            else f"first words {(lat.get('t_first_token_ms') or 0) / 1000:.2f} s {since}"
-        )
-        link = f"<a href='lat:{i}'>{'hide' if m.expanded else 'details'}</a>"
-        text = f"<span style='color:{muted}; font-size:small'>{head} · {link}</span>"
-        if m.expanded:
-            rows = [
-                ("heard you", "t_transcript_ms"),
-                ("sure you had finished", "t_confirmed_ms"),
-                ("first word", "t_first_token_ms"),
-                ("first sentence", "t_first_sentence_ms"),
-                ("first sound", "t_first_audio_ms"),
-            ]
-            cells = " · ".join(f"{name} {lat[k]:.0f} ms" for name, k in rows if lat.get(k) is not None)
-            n_in, t_in = lat.get("prompt_tokens", 0), lat.get("t_prompt_ms", 0)
-            cells += f" · read your words ({n_in} tokens) in {t_in:.0f} ms"
-            cells += f" · wrote {lat.get('gen_tokens', 0)} tokens in {lat.get('t_gen_ms', 0):.0f} ms"
-            text += f"<br><span style='color:{muted}; font-size:small'>{since}: {cells}</span>"
-        return f"<div style='margin:0 0 6px 6px'>{text}</div>"

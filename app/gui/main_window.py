@@ -102,6 +102,7 @@ class MainWindow(QMainWindow):
         self.feed = ChatFeed(self.chat)
         self.feed.person, self.feed.bot = s.person, s.bot
         self.chat.retry_requested.connect(self.bridge.retry)
+        self.chat.version_requested.connect(self.bridge.choose_version)
         root.addWidget(self.chat, 1)
 
         status = QHBoxLayout()

@@ -41,6 +41,7 @@ from app.brain.persona import Persona
 from app.ears import vad
 from app.ears.echo import EchoGuard
 from app.ears.microphone import Level, Microphone
+from app.ears.transcriber import names_prompt
 from app.ears.vad import RATE, Segmenter, SegmentEvent
 from app.loop.assistant_config import AssistantConfig
 from app.loop.continuation import Continuation
@@ -66,6 +67,7 @@ class Assistant:
         self.config = config
         self._on_event = on_event
         self.state = State.LOADING
+        self._state_lock = threading.Lock()
         self.speaker: Any = None
         self.mics = MicControl(config, self._on_mic_block, self._on_level, self._on_mic_error, self._error)
         self.echo = EchoGuard()
@@ -202,18 +204,29 @@ class Assistant:
         remembered as far as it was heard (queued on the llm thread, before any next turn)."""
         self.tentative.withdraw()
         r = self.responder
+        was = self.state
         speaking = self._silence()  # first: the speaker's sentence_cut says what was heard
-        if speaking and not self._answering() and not self._listening:
-            # The reply was written and only its voice was left: a stopped voice sends no
-            # queue_empty, so nothing else would say that the assistant is idle again.
-            self._set_state(State.IDLE)
+        # The reply was written and only its voice was left: a stopped voice sends no
+        # queue_empty, so nothing else would say that the assistant is idle again.
+        idle = speaking and not self._answering() and not self._listening
         for turn in (r.current, r.speaking) if r else ():
             if turn is not None:
                 self.tentative.withdraw_turn(turn)
                 turn.cancel.set()
         cut = r.speaking if r else None
         if r is not None and cut is not None and (speaking or cut is r.current) and not cut.settled:
-            self.llm.put(lambda: r.settle_heard(cut))
+            # Idle only after the reply is settled: a front end that writes a turn's record
+            # when the assistant is idle again must have seen `heard` first.
+            def settle() -> None:
+                try:
+                    r.settle_heard(cut)
+                finally:
+                    if idle:
+                        self._set_state(State.IDLE, only_from=was)
+
+            self.llm.put(settle)
+        elif idle:
+            self._set_state(State.IDLE)
 
     def _new_input(self) -> None:
         """The user did something else than talk on (typed, pressed the key, switched): any
@@ -257,10 +270,22 @@ class Assistant:
         self._new_input()
         self.llm.retry()
 
+    def choose_version(self, index: int) -> None:
+        """After a Retry: make answer `index` of the newest turn the one the conversation goes
+        on from (Responder.choose_version; any reply in progress stops first)."""
+        self._new_input()
+        self.llm.choose_version(index)
+
     def change_persona(self, persona: Persona) -> None:
         """Answer as `persona` from the next turn on; the models stay loaded (the llm thread
-        evaluates the new system prompt between turns). Returns at once."""
-        self.config = dataclasses.replace(self.config, persona=persona)
+        evaluates the new system prompt between turns), and whisper's prompt names the new
+        assistant when it named the old one. Returns at once."""
+        old = self.config.persona
+        stt = self.config.stt
+        if stt.initial_prompt == names_prompt(old.bot):
+            stt = dataclasses.replace(stt, initial_prompt=names_prompt(persona.bot))
+        self.config = dataclasses.replace(self.config, persona=persona, stt=stt)
+        self.hearing.change_stt(stt)
         self.llm.change_persona(persona)
 
     def set_hands_free(self, on: bool) -> None:
@@ -423,10 +448,14 @@ class Assistant:
         """Polled by whisper.cpp: stop transcribing when the assistant shuts down."""
         return self._closed
 
-    def _set_state(self, state: State) -> None:
-        if state != self.state:
+    def _set_state(self, state: State, only_from: State | None = None) -> None:
+        """Any thread. `only_from`: change only if the state is still that one (a change queued
+        on another thread must not undo what happened meanwhile, e.g. a press's LISTENING)."""
+        with self._state_lock:
+            if state == self.state or (only_from is not None and self.state != only_from):
+                return
             self.state = state
-            self.emit(Event("state", {"state": state}))
+        self.emit(Event("state", {"state": state}))
 
     def _error(self, message: str, source: str) -> None:
         log.warning("%s: %s", source, message)

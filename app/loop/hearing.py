@@ -71,6 +71,13 @@ class Hearing:
         self.last_utterance = np.zeros(0, np.float32)  # the last audio sent to whisper (diagnostics)
         self.pitch = FinalPitch()  # the user's voice (stt thread)
 
+    def change_stt(self, stt: SttConfig) -> None:
+        """Any thread: whisper's settings from the next clip on (the model stays loaded; only
+        per-clip settings such as the initial prompt apply without a reload)."""
+        self.stt = stt
+        if self.transcriber is not None:
+            self.transcriber.config = stt
+
     def resumed(self) -> None:
         """Audio thread: talking again after a pause: its early transcript and tentative turn
         are stale."""

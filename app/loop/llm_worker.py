@@ -62,6 +62,9 @@ class LlmWorker:
     def retry(self) -> None:
         self.put(lambda: self.responder.retry() if self.responder else None)
 
+    def choose_version(self, index: int) -> None:
+        self.put(lambda: self.responder.choose_version(index) if self.responder else None)
+
     def stop(self) -> None:
         self.put(None)
 
@@ -114,6 +117,8 @@ class LlmWorker:
                 session_dir=c.session_dir,
             )
             self.responder.on_end_of_turn = self.on_end_of_turn
+            if c.session_dir and res.resumed:
+                self.responder.mark_saved()
             self.on_loaded(brain)
             log.info("language model ready (%s)", c.remote.url if c.remote else Path(c.llm.model_path).name)
             self._emit(Event("loading", {"part": "llm", "done": True, "stats": brain.context_stats()}))

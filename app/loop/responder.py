@@ -12,6 +12,7 @@ for barge-in and speaker events. The report waits on its own short-lived thread.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -65,6 +66,7 @@ class Responder:
         self._gate: SpeculativeStart | None = None
         self._held: list[Event] = []
         self._deferred: list[str] = []
+        self._saved: tuple[object, ...] | None = None  # what the session files hold (`_contents`), if known
 
     def run(self, turn: Turn) -> None:
         """llm thread: answer `turn` (blocks until the reply is generated; a withdrawn tentative
@@ -104,8 +106,16 @@ class Responder:
         message = None
         if self.conversation.history and self.conversation.history[-1].role == "assistant":
             self.last_answered, message = turn, self.conversation.history[-1]
+            if turn.earlier:  # answered again: the earlier answers are kept with it
+                message.versions = [*turn.earlier, message.text]
+                message.version = len(message.versions) - 1
+        if turn.cancel.is_set() and message is not None:
+            # Cut while it was being written (a barge-in): remembered as heard before it is
+            # reported, so the report and the `heard` event agree, whatever the threads do.
+            self.settle_heard(turn)
         self.save_session()
-        args = (turn, turn.reply.strip(), message)
+        reply = message.text if message is not None and turn.settled else turn.reply.strip()
+        args = (turn, reply, message)
         threading.Thread(target=self._report, args=args, daemon=True, name="turn-report").start()
 
     # ----- a tentative turn: speculative first words (turn_gate.py) -------------------------------
@@ -165,14 +175,33 @@ class Responder:
         """llm thread: answer the newest exchange again (Retry): it leaves the conversation
         exactly (`retracted` event: front ends take it off the screen), then its words are a
         new turn, drawn with another seed."""
+        history = self.conversation.history
+        last = history[-1] if history else None
         text = self.conversation.retract_last_turn()
-        if text is None:
+        if text is None or last is None:
             self._emit(Event("notice", {"message": "There is no finished reply to retry."}))
             return
         self.last_answered = None
         data = {"text": text, "stats": self.conversation.context_stats(), "continued": False}
         self._emit(Event("retracted", data))
-        self.run(Turn(text, time.perf_counter(), typed=True))
+        self.run(Turn(text, time.perf_counter(), typed=True, earlier=last.versions or [last.text]))
+
+    def choose_version(self, index: int) -> None:
+        """llm thread: after a Retry, answer `index` of the newest turn's answers becomes its
+        reply in the conversation (the cache keeps what it shares with the one there and
+        evaluates the rest); a `version` event says so. Nothing changes for an index it does
+        not have, or when the newest message is not a reply with versions."""
+        history = self.conversation.history
+        last = history[-1] if history else None
+        if last is None or last.role != "assistant" or not 0 <= index < len(last.versions):
+            return
+        if index != last.version or last.text != last.versions[index]:
+            if not self.conversation.amend_last_reply(last.versions[index], interrupted=False):
+                self._emit(Event("notice", {"message": "That answer can no longer be chosen."}))
+                return
+            last.version = index
+            self.save_session()
+        self._emit(Event("version", {"text": last.text, "version": index, "versions": list(last.versions)}))
 
     def take_back(self, turn: Turn) -> None:
         """llm thread: the user went on talking after `turn` ended (continuation.py): its
@@ -201,7 +230,10 @@ class Responder:
         self.conversation.reset()
         self.session_dir = directory
         self.last_answered = None
+        self._saved = None
         result = load_session(self.conversation, directory)
+        if result.resumed:
+            self.mark_saved()
         ms = (time.perf_counter() - t0) * 1000
         log.info("conversation %s opened in %.0f ms (resumed=%s)", directory.name, ms, result.resumed)
         data = {
@@ -216,12 +248,31 @@ class Responder:
 
     def save_session(self, even_empty: bool = False) -> None:
         """llm thread: write the session (when there is one, and something to keep unless
-        `even_empty`); a failure is reported, not raised."""
-        if self.session_dir and (self.conversation.history or even_empty):
-            try:
-                save_session(self.conversation, self.session_dir)
-            except OSError as exc:
-                self._error(f"Could not save the session: {exc}", "session")
+        `even_empty`); a failure is reported, not raised. A conversation unchanged since it was
+        saved or resumed is not written again: its files, and their date (the sidebar's "last
+        used"), stay as they are when one merely leaves it."""
+        if not self.session_dir or not (self.conversation.history or even_empty):
+            return
+        contents = self._contents()
+        if contents == self._saved:
+            return
+        try:
+            save_session(self.conversation, self.session_dir)
+            self._saved = contents
+        except OSError as exc:
+            self._error(f"Could not save the session: {exc}", "session")
+
+    def mark_saved(self) -> None:
+        """llm thread: the session files hold this conversation exactly (it was just resumed
+        from them)."""
+        self._saved = self._contents()
+
+    def _contents(self) -> tuple[object, ...]:
+        """What a save would write, as far as it can change: the folder, the history with its
+        details, and the context's fill."""
+        stats = self.conversation.context_stats()
+        history = repr([dataclasses.asdict(m) for m in self.conversation.history])
+        return (self.session_dir, history, stats.get("n_past"), stats.get("shifts"))
 
     def _begin_reply(self, turn: Turn) -> None:
         """The turn is certain: show it and start answering."""
@@ -270,8 +321,11 @@ class Responder:
             time.sleep(0.01)
         stats = self.conversation.last_stats
         data = turn.report(reply, stats, self.conversation.context_stats())
+        data["unspoken"] = message.unspoken if message is not None and turn.settled else ""
         if message is not None:
             message.details = {k: v for k, v in data.items() if k not in ("user", "reply")}
+            if message.versions:
+                data.update(versions=list(message.versions), version=message.version)
         self._emit(Event("turn", data))
         if stats is not None and stats.notice:
             self._emit(Event("notice", {"message": stats.notice}))

@@ -152,7 +152,7 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None) -> Assista
     from app.brain.persona import Persona
     from app.brain.records import LlmConfig, RemoteConfig
     from app.catalog.catalog import default_model_path
-    from app.ears.transcriber import SttConfig
+    from app.ears.transcriber import SttConfig, names_prompt
     from app.ears.vad import VadConfig
     from app.loop.assistant_config import AssistantConfig
     from app.loop.turn_end import RULES, TurnEndConfig
@@ -181,7 +181,7 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None) -> Assista
             Path(s.whisper_model) if s.whisper_model else default_model_path("whisper"),
             n_threads=s.threads or None,
             language=s.language,
-            initial_prompt=f"A conversation with a person called {s.bot}.",
+            initial_prompt=names_prompt(s.bot),
         ),
         persona=persona,
         vad=VadConfig(vad_thold=s.vad_thold, freq_thold=s.freq_thold, end_silence_ms=s.end_silence_ms),

@@ -57,6 +57,7 @@ class Turn:
     heard: HeardReply = field(default_factory=HeardReply)  # what of it the listener heard
     settled: bool = False  # its memory was set to what was heard (after a barge-in)
     voice_off: bool = False  # the speaker went away mid-reply: the rest is shown, not spoken
+    earlier: list[str] = field(default_factory=list)  # a Retry: the answers the turn had before
     end_sample: int = -1  # tentative: the segmenter position where the words before the pause end
     end_of_turn: float | None = None  # tentative: the model's P(the words are a finished turn)
     end_silence_ms: int | None = None  # tentative: the silence that then ends the turn

@@ -12,7 +12,7 @@ from app.brain.persona import PINNED_TIME, Persona
 from app.brain.sampling import SamplingConfig
 from app.ears.transcriber import SttConfig
 from app.loop.assistant import Assistant, AssistantConfig
-from app.loop.events import Event
+from app.loop.events import Event, State
 
 
 class Recorder:
@@ -66,13 +66,17 @@ def spoken_turn(
 ):
     """Hands-free: play `wav` (or each of a list, one turn each) into the virtual microphone of a
     fresh assistant, wait for its turn (and `after_s` more); returns (recorder, the shut-down
-    assistant, the last turn event)."""
+    assistant, the last turn event). Of a list, each next clip starts once the reply before it
+    has been spoken: talking over it would be a barge-in, which is not what these turns test."""
     rec = Recorder()
     a = make(llm_model, whisper_model, rec, hands_free=True, **kw)
+    wavs = [wav] if isinstance(wav, Path) else wav
     try:
-        for w in [wav] if isinstance(wav, Path) else wav:
+        for i, w in enumerate(wavs):
             audio.play_into_mic(w).wait(30)
             turn = rec.wait_for("turn", 90)
+            if i < len(wavs) - 1:
+                rec.wait_for("state", 90, lambda e: e.data["state"] == State.IDLE)
         time.sleep(after_s)
     finally:
         a.shutdown()
