@@ -54,8 +54,8 @@ from app.loop.responder import Responder
 from app.loop.tentative_turns import TentativeTurns
 from app.loop.turn import Turn
 from app.loop.turn_end import end_silence_ms
-from app.voice.output import open_speaker
-from app.voice.speaker import Speaker, SpeakerConfig, SpeakerEvent
+from app.loop.voice_control import VoiceControl
+from app.voice.speaker import SpeakerConfig, SpeakerEvent
 
 log = logging.getLogger(__name__)
 
@@ -68,9 +68,9 @@ class Assistant:
         self._on_event = on_event
         self.state = State.LOADING
         self._state_lock = threading.Lock()
-        self.speaker: Any = None
         self.mics = MicControl(config, self._on_mic_block, self._on_level, self._on_mic_error, self._error)
         self.echo = EchoGuard()
+        self.voice = VoiceControl(self.echo, self._on_speaker, self._on_output_level, self._error)
         self.segmenter = Segmenter(config.vad, on_event=self._on_segment)
         self.segmenter.base_end_ms = config.turn_end.base_ms(config.vad.end_silence_ms)
         self._listening = False
@@ -107,7 +107,7 @@ class Assistant:
                 return
             self._set_state(State.LOADING)
             vad.prepare()  # the filter library's import (~0.9 s) here, not on the caller's thread
-            self._start_speaker()
+            self._open_voice()
             self.mics.open()
             self.devices.start()
             llm_run = functools.partial(self.llm.run, self.speaker)
@@ -116,18 +116,10 @@ class Assistant:
                 t.start()
                 self._threads.append(t)
 
-    def _start_speaker(self) -> None:
+    def _open_voice(self) -> Any:
+        """The configured voice; returns the one it replaces (None at start)."""
         c = self.config
-        self.speaker = open_speaker(c.speaker, c.speak_command, c.speak_file, self._on_speaker)
-        if isinstance(self.speaker, Speaker):
-            self.echo.hear_speaker(self.speaker)
-            self.speaker.on_level = self._on_output_level
-        if notice := getattr(self.speaker, "notice", ""):  # a natural voice fell back
-            self._error(notice, "tts")
-        if not self.speaker.available:
-            self._error(
-                f"No voice output: {self.speaker.problem}. Replies will be shown as text only.", "tts"
-            )
+        return self.voice.open(c.speaker, c.speak_command, c.speak_file)
 
     def change_voice(self, speaker: SpeakerConfig) -> None:
         """Speak with `speaker` from the next reply on; the models stay loaded. Returns at once:
@@ -139,11 +131,10 @@ class Assistant:
 
     def _swap_speaker(self) -> None:
         """llm thread, between turns: the configured speaker replaces the current one."""
-        old = self.speaker
         with self._life:
             if self._closed:
                 return
-            self._start_speaker()
+            old = self._open_voice()
         self.llm.use_speaker(self.speaker)
         if old is not None:
             old.close()
@@ -162,8 +153,7 @@ class Assistant:
         deadline = time.monotonic() + timeout
         for t in self._threads:
             t.join(max(0.05, deadline - time.monotonic()))
-        if self.speaker is not None:
-            self.speaker.close()
+        self.voice.close()
 
     # ----- input -----------------------------------------------------------------------------
     def press(self) -> None:
@@ -247,11 +237,7 @@ class Assistant:
 
     def _silence(self) -> bool:
         """Stop the voice if it is speaking (the echo guard is told); True if it was."""
-        speaking = self.speaker is not None and self.speaker.busy
-        if speaking:
-            self.speaker.stop()
-            self.echo.playback_stopped()
-        return speaking
+        return self.voice.silence()
 
     def new_conversation(self) -> None:
         """Forget this conversation (its session is overwritten) and start afresh."""
@@ -337,7 +323,7 @@ class Assistant:
         if not self.config.hands_free or self.state == State.LOADING:
             return
         verdict = self.echo.mic_block(block, self.segmenter.in_speech)
-        playing = self.speaker is not None and self.speaker.busy
+        playing = self.voice.busy
         if verdict.barge and (self.state in (State.THINKING, State.SPEAKING) or playing):
             log.info("barge-in: the user is talking over the assistant")
             self.interrupt()
@@ -419,6 +405,11 @@ class Assistant:
         log.debug("end of turn: P=%s, pitch %s -> %d ms of silence", turn.end_of_turn, turn.pitch_end, ms)
 
     # ----- helpers -----------------------------------------------------------------------------
+    @property
+    def speaker(self) -> Any:
+        """The voice being used (a Speaker, or an ExternalSpeaker for `-s`); None before start."""
+        return self.voice.speaker
+
     @property
     def mic(self) -> Microphone | None:
         """The open microphone (None: none works; the error was reported)."""
