@@ -46,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 3
     logs.setup(args.verbose)
     if args.command is None:
-        from app.gui.app import run_gui
+        from app.gui.app import leave, run_gui
 
-        return run_gui(minimized=args.minimized)
+        leave(run_gui(minimized=args.minimized))
     return int(args.run(args) or 0)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import sys
+import threading
 from collections.abc import Callable
+from typing import NoReturn
 
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QWidget
@@ -44,6 +47,22 @@ def run_gui(argv: list[str] | None = None, minimized: bool = False) -> int:
         after_first_paint(window, window.start_assistant)
         window.show()
     return app.exec()
+
+
+def leave(status: int) -> NoReturn:
+    """End the process after the window closed: the conversation is saved (atomically) and the
+    devices are closed by then; what Python's own teardown would add is freeing the models'
+    memory one object at a time, ~1 s measured (Ctrl+Q to exit 1.01-1.06 s, of which the window's
+    close 0.05 s), which the process's end does at once. The assistant's threads are waited for
+    first (the llm thread writes the session last), then exit handlers and the log run."""
+    for t in threading.enumerate():
+        if t.name.startswith("assistant-"):
+            t.join(10)
+    atexit._run_exitfuncs()
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 class _FirstPaint(QObject):
