@@ -242,6 +242,10 @@ class Monkey:
                 f"after {action}: the pill says {self.w.pill.state}, the assistant is {self.state()}"
             )
         self.checks += 1
+        lit = [i for i, m in enumerate(self.w.chat.messages) if m.spoken]
+        if len(lit) > 1 or (lit and self.w.pill.state not in ("speaking", "thinking")):
+            self.violation(f"after {action}: sentences {lit} highlighted as spoken while {self.w.pill.state}")
+        self.checks += 1
         threads, rss = threading.active_count(), self.proc.memory_info().rss
         self.max_threads, self.max_rss = max(self.max_threads, threads), max(self.max_rss, rss)
         if threads > self.base_threads + THREADS_MORE or rss > self.base_rss + RSS_MORE_MB * 2**20:
