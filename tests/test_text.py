@@ -37,6 +37,23 @@ def split_streamed(text: str, step: int = 3, **kw) -> list[str]:
         ("Version 2.0 is out. Get it.", ["Version 2.0 is out.", "Get it."]),
         ("(It works.) Next.", ["(It works.)", "Next."]),
         ("Größe ist relativ. Ja!", ["Größe ist relativ.", "Ja!"]),
+        # every script's own sentence ends (issue #32 point 4)
+        ("今天天气很好。明天会下雨！你呢？", ["今天天气很好。", "明天会下雨！", "你呢？"]),
+        (
+            "はい、わかりました。「それは本当？」と彼は言った。次です。",
+            ["はい、わかりました。", "「それは本当？」と彼は言った。", "次です。"],
+        ),
+        ("मेरा नाम राम है। आप कैसे हैं?", ["मेरा नाम राम है।", "आप कैसे हैं?"]),
+        ("كيف حالك؟ أنا بخير.", ["كيف حالك؟", "أنا بخير."]),
+        ("یہ اچھا ہے۔ شکریہ۔", ["یہ اچھا ہے۔", "شکریہ۔"]),
+        ("¿Qué tal? ¡Muy bien! Gracias.", ["¿Qué tal?", "¡Muy bien!", "Gracias."]),
+        ("Τι κάνεις; Καλά.", ["Τι κάνεις;", "Καλά."]),
+        ("I came; I saw. Done.", ["I came; I saw.", "Done."]),
+        ("Ça va ? Oui.", ["Ça va ?", "Oui."]),
+        (
+            "Il a dit « Bonjour. Ça va ? » puis il est parti. Fin.",
+            ["Il a dit « Bonjour. Ça va ? » puis il est parti.", "Fin."],
+        ),
     ],
 )
 def test_sentences(text: str, expected: list[str]) -> None:
@@ -124,3 +141,15 @@ def test_first_chunk_may_end_after_some_words() -> None:
     ]
     # a short sentence is not cut before its end
     assert split_streamed("It is Paris.", **words) == ["It is Paris."]
+
+
+def test_a_long_cjk_sentence_is_cut_at_a_comma() -> None:
+    """No spaces anywhere: the run-on rule still finds the clause breaks (，、)."""
+    text = "我们今天去了公园，看到了很多花和树，" * 8 + "然后回家了。"
+    pieces = SentenceSplitter(max_chars=40, min_chars=10).feed(text)
+    assert pieces and all(len(p) <= 60 and p.endswith("，") for p in pieces)
+
+
+def test_speakable_keeps_every_script() -> None:
+    text = "Привет, мир! 你好。नमस्ते। مرحبا بكم. Γειά σου; こんにちは、世界。"
+    assert speakable(text) == text

@@ -1,10 +1,13 @@
 """Cut streaming reply text into speakable sentences as soon as each one is complete.
 
 `SentenceSplitter.feed(piece)` returns the sentences completed by that piece; `flush()` returns the
-rest at the end of the reply. A sentence ends at . ! ? or a newline followed by whitespace, but
-not at abbreviations (Dr., e.g., U.S.), decimals (3.14), ellipses (... or …) or inside quotes.
-A run-on sentence is cut at a clause break (, ; : —) once it is longer than `max_chars`, so the
-first audio is not held back by one long sentence.
+rest at the end of the reply. A sentence ends at . ! ? (and the other scripts' ends: the Arabic
+؟ and ۔, the Devanagari । and ॥, the Greek ;) followed by whitespace, or a newline, but not at
+abbreviations (Dr., e.g., U.S.), decimals (3.14), ellipses (... or …) or inside quotes (“…”, «…»,
+「…」, 『…』). Chinese and Japanese write no spaces: 。！？ end a sentence whatever follows. The
+Spanish ¿ and ¡ open a sentence and stay with it. A run-on sentence is cut at a clause break
+(, ; : — and the CJK ，、；：) once it is longer than `max_chars`, so the first audio is not held
+back by one long sentence.
 
 `speakable(text)` turns text meant for the eye into text for the ear: markdown symbols removed,
 URLs shortened to their host, emoji dropped. Pure functions/objects; no threads.
@@ -55,10 +58,11 @@ ABBREVIATIONS = frozenset(
         "dec",
     ]
 )
-TERMINALS = ".!?"
-CLOSERS = "\"'”’)]"
-OPEN_QUOTES = {"“": "”", '"': '"'}
-CLAUSE_BREAK = re.compile(r"[,;:—–](?=\s)|\s[-–—]\s")
+WIDE_TERMINALS = "。！？｡．"  # they end a sentence with no space after (CJK)
+TERMINALS = ".!?;؟۔।॥" + WIDE_TERMINALS
+CLOSERS = "\"'”’)]»」』）】"
+OPEN_QUOTES = {"“": "”", '"': '"', "«": "»", "「": "」", "『": "』"}
+CLAUSE_BREAK = re.compile(r"[,;:—–،](?=\s)|\s[-–—]\s|[，、；：]")
 
 
 class SentenceSplitter:
@@ -141,6 +145,12 @@ def _is_abbreviation(text: str, i: int) -> bool:
     )
 
 
+def _greek_question(text: str, i: int) -> bool:
+    """Is the ';' at text[i] a Greek question mark (a Greek letter before it)?"""
+    word = _prev_word(text, i)
+    return bool(word) and "\u0370" <= word[-1] <= "\u03ff"
+
+
 def _find_boundary(text: str, final: bool) -> int | None:
     """Index just after the first complete sentence in `text`, or None if none is complete yet."""
     depth: str | None = None  # closing quote we are waiting for
@@ -174,6 +184,11 @@ def _find_boundary(text: str, final: bool) -> int | None:
                 j += 1
             if j >= n:
                 return n if final else None  # cannot tell yet (3.|14, "Dr.| Smith", "?!")
+            if ch == ";" and not _greek_question(text, i):
+                i = j  # a semicolon ends a clause, except in Greek, where it is the question mark
+                continue
+            if ch in WIDE_TERMINALS:
+                return j
             if not text[j].isspace():
                 i = j
                 continue
