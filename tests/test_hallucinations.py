@@ -77,3 +77,35 @@ def test_short_real_answers_are_turns(transcriber, speech_dir, voice) -> None:
         if result.rejected:
             lost[answer] = (result.raw_text, result.reason)
     assert lost == {}
+
+
+def test_each_languages_caption_inventions_are_dropped_and_its_sentences_kept() -> None:
+    """whisper's multilingual models invent their training captions in the language heard
+    (issue #32 point 4); sentences that merely share a word with them are the user's."""
+    for invention in (
+        "Sous-titres réalisés par la communauté d'Amara.org",
+        "Merci d'avoir regardé cette vidéo !",
+        "Untertitel im Auftrag des ZDF, 2021",
+        "Vielen Dank fürs Zuschauen!",
+        "Subtítulos realizados por la comunidad de Amara.org",
+        "¡Suscríbete al canal!",
+        "Sottotitoli creati dalla comunità Amara.org",
+        "Продолжение следует...",
+        "Субтитры сделал DimaTorzok",
+        "ご視聴ありがとうございました",
+        "字幕由Amara.org社区提供",
+        "시청해주셔서 감사합니다.",
+    ):
+        assert invented(invention, 2000, near_silent=False) == "a caption phrase", invention
+    for said in (
+        "Merci beaucoup pour ton aide, c'est gentil.",
+        "Ich brauche Untertitel für meinen Film. Kannst du helfen?",
+        "¿Puedes ver el video conmigo?",
+        "Спасибо, а какая завтра погода?",
+        "今日はありがとう。明日も話そう。",
+        "Untertitel anschalten, bitte.",
+        "Sous-titres en français, s'il te plaît.",
+    ):
+        assert invented(said, 3000, near_silent=False) is None, said
+    assert stock_phrase("Merci.") and stock_phrase("Спасибо!") and stock_phrase("ありがとうございました。")
+    assert invented("Danke.", 600, near_silent=True) and invented("Danke.", 600, near_silent=False) is None

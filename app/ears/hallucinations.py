@@ -14,7 +14,10 @@ None. The rules, measured by bench/fragments.py (espeak-ng voices and Piper's na
   not said (the loops measured came at 18-27 a second);
 - video-caption phrases ("Thanks for watching", "Please subscribe") are whisper's training data
   talking, never a user's turn; the everyday stock phrases ("Thank you.", "Okay.") are dropped
-  only when the audio was near-silent (said, they are real answers).
+  only when the audio was near-silent (said, they are real answers). Both lists hold each
+  language's own: whisper's multilingual models invent "Sous-titres réalisés par la communauté
+  d'Amara.org", "Untertitel im Auftrag des ZDF", "Продолжение следует...", "ご視聴ありがとう
+  ございました" from the captions they were trained on, as tiny.en invents "Thanks for watching".
 Syllables are counted for Latin-script text only; other scripts skip that rule.
 """
 
@@ -39,13 +42,32 @@ STOCK_PHRASES = frozenset(
         "um",
         "hmm",
         "i'm sorry",
+        # the same everyday words in the languages whisper hears most
+        "merci", "merci beaucoup", "danke", "danke schön", "vielen dank", "gracias", "muchas gracias",
+        "grazie", "grazie mille", "obrigado", "obrigada", "dank je", "dank u", "dziękuję", "спасибо",
+        "большое спасибо", "谢谢", "謝謝", "ありがとう", "ありがとうございました", "감사합니다",
     )
+)  # fmt: skip
+REST = r"(?:[^.!?]|\.(?=org\b))*"  # the rest of a caption line ("… d'Amara.org" included)
+_CAPTIONS = (
+    r"\b(?:thanks? (?:you )?for watching|please subscribe|subscribe to (?:my|the|our) channel|"
+    r"like and subscribe|see you in the next (?:video|one)|subtitles? by|captions? by)\b(?:,? everyone)?",
+    r"\b(?:amara\.org|dimatorzok)\b",  # credits of the caption sites (any language)
+    rf"\b(?:sous-titr(?:es|age)(?: réalisés| par| st'|:){REST}|merci d'avoir regardé(?: cette vidéo)?)",
+    rf"\b(?:untertitel(?: im auftrag| von| der| by|:){REST}|vielen dank fürs zuschauen|bis zum nächsten mal)",
+    rf"\b(?:subtítulos(?: realizados| por| hechos|:){REST}|gracias por ver(?: el video)?)",
+    r"\b(?:suscríbete(?: al canal)?)",
+    rf"\b(?:sottotitoli(?: creati| a cura| di|:){REST}|grazie per la visione)",
+    rf"\b(?:legendas(?: pela| por| feitas|:){REST}|obrigad[oa] por assistir)",
+    rf"\b(?:ondertiteld(?: door|:){REST}|bedankt voor het kijken)",
+    rf"\b(?:napisy(?: stworzone| wykonane| by|:){REST})",
+    rf"(?:субтитры(?: сделал| создавал| подготовил| by|:){REST}|редактор субтитров{REST})",
+    r"(?:продолжение следует|спасибо за просмотр)",
+    r"(?:ご視聴ありがとうございました|チャンネル登録(?:をお願いします|よろしくお願いします)?)",
+    r"(?:字幕由[^。！？]*提供|谢谢观看|感谢观看|請不吝點贊[^。]*|请不吝点赞[^。]*)",
+    rf"(?:시청해\s?주셔서 감사합니다|구독과 좋아요{REST})",
 )
-CAPTION = re.compile(
-    r"\b(thanks? (you )?for watching|please subscribe|subscribe to (my|the|our) channel|"
-    r"like and subscribe|see you in the next (video|one)|subtitles? by|captions? by)\b(,? everyone)?",
-    re.IGNORECASE,
-)
+CAPTION = re.compile("|".join(f"(?:{c})" for c in _CAPTIONS), re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
 _VOWELS = re.compile(r"[aeiouyàáâäèéêëìíîïòóôöùúûü]+", re.IGNORECASE)
 _LATIN = re.compile(r"^[A-Za-zÀ-ÿ\d]+$")
