@@ -24,6 +24,12 @@ def test_wake_command() -> None:
     assert strip_wake_command("Hay Max what time is it", "hey max") == "what time is it"
     assert strip_wake_command("Hay Macs what time is it", "hey max") is None  # similarity 0.625
     assert strip_wake_command("What time is it?", "hey max") is None
+    # other scripts (issue #32 point 4): words in any script, characters where none are spaced
+    assert strip_wake_command("Привет, Макс! Который час?", "привет макс") == "Который час?"
+    assert strip_wake_command("¡Hola Max! ¿Qué hora es?", "hola max") == "¿Qué hora es?"
+    assert strip_wake_command("小爱同学，今天天气怎么样？", "小爱同学") == "今天天气怎么样？"
+    assert strip_wake_command("ねえマックス、今何時？", "ねえマックス") == "今何時？"
+    assert strip_wake_command("今天天气怎么样？", "小爱同学") is None
 
 
 def test_hands_free_question_is_answered_aloud(
