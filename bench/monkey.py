@@ -73,7 +73,13 @@ class Faults(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.ERROR)
         self.seen: list[str] = []
-        sys.excepthook = lambda t, v, tb: self.seen.append(f"uncaught {t.__name__}: {v}")
+        shown = sys.excepthook
+
+        def uncaught(t, v, tb) -> None:  # counted, and still printed (it may end the run)
+            self.seen.append(f"uncaught {t.__name__}: {v}")
+            shown(t, v, tb)
+
+        sys.excepthook = uncaught
         threading.excepthook = lambda a: self.seen.append(
             f"thread {a.thread.name}: {a.exc_type.__name__}: {a.exc_value}"
         )

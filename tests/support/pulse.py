@@ -55,6 +55,10 @@ class VirtualAudio:
                 "--daemonize=no",
                 "--exit-idle-time=-1",
                 "--disallow-exit",
+                # No realtime threads: as root the server gets them, and on a loaded machine the
+                # kernel kills it (SIGKILL at RLIMIT_RTTIME) mid-run, every device gone at once.
+                "--realtime=no",
+                "--high-priority=no",
                 "--use-pid-file=no",
                 "--system=no",
                 "-F",
