@@ -12,7 +12,7 @@ import sys
 import time
 
 from tests.conftest import espeak
-from tests.support.process import wait_for_line
+from tests.support.process import LineReader
 
 
 def chat(flags: list[str], stdin: int) -> subprocess.Popen:
@@ -31,11 +31,12 @@ def chat(flags: list[str], stdin: int) -> subprocess.Popen:
 def test_hands_free_terminal_turn_and_clean_ctrl_c(virtual_audio, speech_dir, tmp_path) -> None:
     flags = ["--jsonl", "--ctx-size", "1024", "--temp", "0", "-mt", "40", "-p", "Sam", "-bn", "Max"]
     proc = chat([*flags, "--session", str(tmp_path / "s")], stdin=subprocess.DEVNULL)
+    err, out = LineReader(proc.stderr), LineReader(proc.stdout)
     try:
-        wait_for_line(proc, proc.stderr, "[ready")
+        err.wait_for("[ready", 90)
         wav = espeak("What is your favorite color?", speech_dir / "chat-color.wav", wpm=140)
         virtual_audio.play_into_mic(wav).wait(30)
-        row = json.loads(proc.stdout.readline())
+        row = json.loads(out.next_line(180))
         for key in (
             "turn",
             "user",
@@ -58,7 +59,7 @@ def test_hands_free_terminal_turn_and_clean_ctrl_c(virtual_audio, speech_dir, tm
             code = proc.wait(15)
         except subprocess.TimeoutExpired:
             proc.kill()
-            raise AssertionError(f"Ctrl+C did not end the chat: {proc.stderr.read()[-3000:]}") from None
+            raise AssertionError(f"Ctrl+C did not end the chat: {err.tail()}") from None
         assert code == 0
     finally:
         if proc.poll() is None:
@@ -131,24 +132,25 @@ def test_an_interrupted_reply_is_recorded_as_it_was_heard(virtual_audio, speech_
     session = tmp_path / "s"
     flags = ["--ptt", "--jsonl", "--ctx-size", "1024", "--temp", "0", "-mt", "300", "--session", str(session)]
     proc = chat(flags, stdin=subprocess.PIPE)
+    err, out = LineReader(proc.stderr), LineReader(proc.stdout)
     try:
         assert proc.stdin is not None
-        wait_for_line(proc, proc.stderr, "[ready")
+        err.wait_for("[ready", 90)
         wav = espeak("Tell me a long story about a dragon.", speech_dir / "chat-dragon.wav", wpm=140)
         proc.stdin.write("\n")  # press
         proc.stdin.flush()
-        wait_for_line(proc, proc.stderr, "[listening")
+        err.wait_for("[listening")
         virtual_audio.play_into_mic(wav).wait(30)
         proc.stdin.write("\n")  # release: the question is asked
         proc.stdin.flush()
         deadline = time.monotonic() + 120
         while not _speaker_playing(virtual_audio):
-            assert time.monotonic() < deadline and proc.poll() is None, "the reply was never spoken"
+            assert time.monotonic() < deadline and proc.poll() is None, f"never spoken: {err.tail()}"
             time.sleep(0.05)
         time.sleep(1.5)  # a few words into the story (it lasts far longer)
         proc.stdin.write("\n\n")  # press (barge-in) and release with nothing said
         proc.stdin.flush()
-        row = json.loads(proc.stdout.readline())
+        row = json.loads(out.next_line(120))
         proc.stdin.close()
         assert proc.wait(30) == 0
     finally:

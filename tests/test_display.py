@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 from app.gui.display import Platform, choose_platform
-from tests.support.process import wait_for_line
+from tests.support.process import LineReader
 
 
 def run_window(env: dict[str, str]) -> subprocess.CompletedProcess:
@@ -69,7 +69,7 @@ def test_verbose_window_names_its_platform(x11) -> None:
         text=True,
     )
     try:
-        line = wait_for_line(proc, proc.stderr, "Qt platform")
+        line = LineReader(proc.stderr).wait_for("Qt platform")
         assert line.rstrip().endswith("Qt platform: xcb")
     finally:
         proc.terminate()

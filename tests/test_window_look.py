@@ -22,6 +22,7 @@ from app.gui.menus import KeyboardSheet
 from app.gui.settings_dialog import SettingsDialog
 from app.loop.settings import AppSettings
 from tests.conftest import espeak
+from tests.support.process import LineReader
 from tests.test_gui import SHOTS, close_window, open_window, shot
 
 
@@ -253,7 +254,7 @@ def test_closing_hides_to_a_real_tray_under_xvfb(x11, tmp_path) -> None:
         text=True,
     )
     try:
-        assert host.stdout.readline().strip() == "tray ready"
+        assert LineReader(host.stdout).next_line(60).strip() == "tray ready"
         script = (
             "import sys\n"
             "from PySide6.QtWidgets import QApplication\n"

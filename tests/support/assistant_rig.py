@@ -37,7 +37,16 @@ class Recorder:
                 continue
             if ev.kind == kind and pred(ev):
                 return ev
-        raise AssertionError(f"no {kind} event within {timeout}s; got {[e.kind for e in self.events][-30:]}")
+        raise AssertionError(f"no {kind} event within {timeout}s; got {self.story()}")
+
+    def story(self, n: int = 30) -> list[str]:
+        """The last `n` events but the level meters, with what the telling ones said."""
+        told = ("turn", "notice", "transcript", "heard", "error", "state", "nothing_heard")
+        return [
+            f"{e.kind}: {dict(list(e.data.items())[:4])}" if e.kind in told else e.kind
+            for e in self.events
+            if e.kind != "output_level"
+        ][-n:]
 
     def of(self, kind: str) -> list[Event]:
         return [e for e in self.events if e.kind == kind]

@@ -3,21 +3,51 @@
 from __future__ import annotations
 
 import json
+import queue
 import subprocess
 import sys
+import threading
 import time
 from typing import IO
 
 
-def wait_for_line(proc: subprocess.Popen, stream: IO[str], marker: str, timeout: float = 60) -> str:
-    """Read `stream` line by line until one contains `marker`; fail if the process ends first
-    or the deadline passes (checked between lines). Returns that line."""
-    deadline = time.monotonic() + timeout
-    while True:
-        assert time.monotonic() < deadline and proc.poll() is None, f"no line with {marker!r}"
-        line = stream.readline()
-        if marker in line:
-            return line
+class LineReader:
+    """Reads a child's text stream on a daemon thread, so a test waits for a line with a
+    deadline instead of blocking in `readline()` on a child that went quiet (a hang there used
+    to hold the whole suite until CI's own limit)."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
+
+    def _pump(self, stream: IO[str]) -> None:
+        for line in stream:
+            self._lines.put(line)
+        self._lines.put(None)  # the stream ended
+
+    def next_line(self, timeout: float) -> str:
+        """The next line; fails when none comes within `timeout` s or the stream ends."""
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no line within {timeout:.0f} s; before it: {self.tail()}") from None
+        if line is None:
+            self._lines.put(None)
+            raise AssertionError(f"the stream ended; before it: {self.tail()}")
+        self.seen.append(line)
+        return line
+
+    def wait_for(self, marker: str, timeout: float = 60) -> str:
+        """Read lines until one contains `marker`; fails at the deadline or the stream's end."""
+        deadline = time.monotonic() + timeout
+        while True:
+            line = self.next_line(max(0.0, deadline - time.monotonic()))
+            if marker in line:
+                return line
+
+    def tail(self, n: int = 20) -> str:
+        return "".join(self.seen[-n:])
 
 
 def text_chat(
