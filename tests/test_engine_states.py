@@ -61,7 +61,8 @@ words = st.lists(st.sampled_from(WORDS + LOOK_ALIKES), min_size=1, max_size=12).
 any_script = st.text(
     alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=40
 )
-user_text = st.one_of(words, any_script, st.sampled_from(LOOK_ALIKES)).filter(lambda t: t.strip())
+FACTS = ["My name is Robin.", "I live in Porto.", "My dog is called Rex.", "I like green tea."]
+user_text = st.one_of(words, any_script, st.sampled_from(LOOK_ALIKES + FACTS)).filter(lambda t: t.strip())
 long_text = st.integers(min_value=60, max_value=200).map(lambda n: " ".join(["story"] * n) + "?")
 
 _ENGINE: dict[str, Conversation] = {}
@@ -182,6 +183,16 @@ class EngineStates(RuleBasedStateMachine):
         assert c.n_past <= c.n_ctx
         assert c.llama.n_tokens == c.n_past == c.ledger.n_past
         assert c.cache_pos_min() == 0 and c.cache_pos_max() == c.n_past - 1
+
+    @invariant()
+    def facts_outlive_the_shift(self) -> None:
+        """The memory note: once a shift has dropped turns, the facts told are in the cache's
+        note (never left due when there is something to note)."""
+        c = self.conv
+        facts = c.remembered()
+        assert not (c.note_due and facts), "a due memory note was not written"
+        if c.dropped_turns and facts:
+            assert c.ledger.note_in_cache
 
     @invariant()
     def history_is_what_was_said(self) -> None:

@@ -13,12 +13,14 @@ user/assistant content (tokenized with special tokens DISABLED, so text that loo
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+log = logging.getLogger(__name__)
 SENTINEL = "\u2063TLSENTINEL\u2063"
 
 
@@ -54,6 +56,12 @@ class ChatFormat:
 
     def reply_close(self) -> list[Part]:
         """What follows the assistant's content to close its turn (e.g. `<|im_end|>\\n`)."""
+        raise NotImplementedError
+
+    def note(self, text: str) -> list[Part] | None:
+        """A system message in the middle of the conversation (the memory note, memory.py), as
+        the template renders one after a complete exchange; None when the template refuses
+        system messages there (then the conversation goes on without a note)."""
         raise NotImplementedError
 
     def user_head(self) -> list[Part]:
@@ -116,6 +124,16 @@ class JinjaChatFormat(ChatFormat):
         full = self._render([*history, {"role": "user", "content": SENTINEL}], True)
         return _split(self._delta(base, full), text)
 
+    def note(self, text: str) -> list[Part] | None:
+        history = [self._sys, self._usr, self._asst]
+        try:
+            base = self._render(history, False)
+            full = self._render([*history, {"role": "system", "content": SENTINEL}], False)
+            return _split(self._delta(base, full), text)
+        except TemplateError as exc:
+            log.info("the chat template takes no system message mid-conversation (%s): no memory note", exc)
+            return None
+
     def reply_close(self) -> list[Part]:
         history = [self._sys, self._usr]
         base = self._render(history, True)
@@ -139,6 +157,9 @@ class PlainChatFormat(ChatFormat):
 
     def user(self, text: str) -> list[Part]:
         return [Part(f"\n{self.person}: ", False), Part(text, False), Part(f"\n{self.bot}:", False)]
+
+    def note(self, text: str) -> list[Part] | None:
+        return [Part(f"\n({text.strip()})\n", False)]
 
     def reply_close(self) -> list[Part]:
         return []

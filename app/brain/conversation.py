@@ -14,6 +14,10 @@ end-of-turn tokens, so the model remembers what it had said when it was interrup
 reply was being spoken, `amend_last_reply` then cuts it to what the listener heard (the
 generation runs ahead of the voice).
 
+Memory (memory.py): after a shift has dropped turns, the next turn opens with a note of the
+facts the user told (from the history; `forgotten` keys left out), so they outlive the turns
+that said them; `LlmConfig.memory` switches it off.
+
 Threading: a Conversation is owned by ONE thread (llama contexts are not thread-safe). All
 methods block on llama.cpp. `cancel` may be set from any thread.
 """
@@ -29,7 +33,9 @@ import llama_cpp
 import numpy as np
 
 from app.brain.chat_format import Part
+from app.brain.facts import Fact
 from app.brain.kv_context import KvContext
+from app.brain.memory import known_facts, note_text
 from app.brain.persona import Persona
 from app.brain.records import LlmConfig, Message, TurnStats
 from app.brain.reply_text import ReplyText
@@ -52,11 +58,38 @@ class Conversation(KvContext):
         self._terminal = terminal_tokens(self.llama)  # ". ? !" for the end-of-turn probability
         self._sampler = Sampler(config.sampling, self._vocab, self.llama.n_vocab(), self.n_ctx)
         self.history: list[Message] = []
+        self.forgotten: set[str] = set()  # fact keys the user asked to forget (memory.py)
         self.turn_count = 0
         self.last_stats: TurnStats | None = None
         self.seeds = RetrySeeds()  # a Retry moves the next reply's seed
         self.restart_context()
         self.prime()
+
+    # ----- memory (memory.py) -------------------------------------------------------------------
+    def remembered(self) -> list[Fact]:
+        """The facts the memory note holds now (empty with memory off)."""
+        return known_facts(self.history, self.forgotten) if self.config.memory else []
+
+    def forget(self, key: str) -> None:
+        """Leave the fact `key` out of the note from the next reply on: the note in the cache is
+        taken out and written again without it (the user's own words that said it stay)."""
+        self.forgotten.add(key)
+        if self.ledger.note_in_cache:
+            self.drop_notes()
+
+    def _memory_note(self) -> list[int]:
+        """The note's tokens: as many of the newest facts as fit in an eighth of the space."""
+        facts = self.remembered()
+        budget = (self.n_ctx - self.ledger.n_keep) // 8
+        while facts:
+            parts = self.format.note(note_text(facts))
+            if parts is None:
+                return []
+            tokens = self._tokenize(parts)
+            if len(tokens) <= budget:
+                return tokens
+            facts = facts[1:]
+        return []
 
     # ----- turns -----------------------------------------------------------------------------
     def _user_turn(self, text: str) -> UserTurn:
@@ -101,7 +134,7 @@ class Conversation(KvContext):
         stats.user_trimmed = turn.cut
         todo = self._open_turn(turn.tokens)
         stats.end_of_turn = self._eval_user(todo, turn, read=gate is not None)
-        stats.prompt_tokens, stats.primed_tokens = len(turn.tokens), len(turn.tokens) - len(todo)
+        stats.prompt_tokens, stats.primed_tokens = len(turn.tokens), max(0, len(turn.tokens) - len(todo))
         shifts_after_prompt = self.shifts
         t_prompt = time.perf_counter()
         stats.t_prompt_ms = (t_prompt - t0) * 1000
@@ -276,8 +309,9 @@ class Conversation(KvContext):
         llama_cpp.llama_memory_seq_rm(self._mem, 0, self.ledger.n_keep, -1)
         self.llama.n_tokens = self.ledger.n_keep
         self.ledger.clear_turns()
-        self._primed = []
+        self._primed, self._primed_note, self._note_due = [], 0, False
         self.history.clear()
+        self.forgotten.clear()
         self.turn_count = 0
         self.seeds.reset()
         self.shifts = self.discarded = self.dropped_turns = 0

@@ -13,6 +13,11 @@ turn (`<|im_start|>user\n`) is evaluated ahead of time and counted as the start 
 so a turn's prompt evaluates only its own text (~19 of ~108 ms saved for a 16-token turn).
 `unprime()` takes it back out (sessions are saved without it).
 
+The memory note (memory.py): a shift that drops whole turns makes it due; it is written as a
+system message at the head of the next turn, evaluated with that turn's primed opening (idle
+time), and recorded in the ledger (`Ledger.notes`). Taking that turn back makes it due again.
+`_memory_note()` gives its tokens (none here; `Conversation` builds it from the history).
+
 This is the cache's bookkeeping only; `Conversation` (conversation.py) builds turns and replies
 on it. Threading: owned by ONE thread (llama contexts are not thread-safe); every method blocks
 on llama.cpp.
@@ -86,6 +91,8 @@ class KvContext:
         self._close_tokens = self._tokenize(self.format.reply_close())
         self._user_head = self._tokenize(self.format.user_head())
         self._primed: list[int] = []  # the user head, when evaluated ahead of the next turn
+        self._primed_note = 0  # ... of which this many tokens are the memory note before it
+        self._note_due = False  # a shift dropped turns: the next turn opens with the memory note
         self.ledger = Ledger()
         self.shifts = 0
         self.discarded = 0
@@ -129,7 +136,7 @@ class KvContext:
         self.llama.n_tokens = 0
         self.llama.eval(tokens)
         self.ledger = Ledger(n_keep=len(tokens))
-        self._primed = []
+        self._primed, self._primed_note, self._note_due = [], 0, False
 
     # ----- context bookkeeping ---------------------------------------------------------------
     @property
@@ -144,20 +151,30 @@ class KvContext:
         self.llama.eval(tokens)
         self.ledger.add(len(tokens))
 
-    def _discard(self, n_discard: int) -> None:
-        n_keep, n_past = self.ledger.n_keep, self.n_past
+    def _cut(self, start: int, n: int) -> None:
+        """Remove cache positions [start, start + n) and move the rest down (or, where memory
+        cannot shift, re-evaluate the survivors); the ledger is the caller's."""
+        n_past = self.n_past
         ids = self.llama.input_ids
         if self.can_shift:
-            llama_cpp.llama_memory_seq_rm(self._mem, 0, n_keep, n_keep + n_discard)
-            llama_cpp.llama_memory_seq_add(self._mem, 0, n_keep + n_discard, n_past, -n_discard)
-            ids[n_keep : n_past - n_discard] = ids[n_keep + n_discard : n_past].copy()
-            self.llama.n_tokens = n_past - n_discard
+            llama_cpp.llama_memory_seq_rm(self._mem, 0, start, start + n)
+            llama_cpp.llama_memory_seq_add(self._mem, 0, start + n, n_past, -n)
+            ids[start : n_past - n] = ids[start + n : n_past].copy()
+            self.llama.n_tokens = n_past - n
         else:
-            survivors = [*ids[:n_keep].tolist(), *ids[n_keep + n_discard : n_past].tolist()]
+            survivors = [*ids[:start].tolist(), *ids[start + n : n_past].tolist()]
             llama_cpp.llama_memory_clear(self._mem, True)
             self.llama.n_tokens = 0
             self.llama.eval(survivors)
-        self.dropped_turns += self.ledger.apply_discard(n_discard)
+
+    def _discard(self, n_discard: int) -> None:
+        n_keep = self.ledger.n_keep
+        self._cut(n_keep, n_discard)
+        dropped = self.ledger.apply_discard(n_discard)
+        self.dropped_turns += dropped
+        # Shifts drop the oldest turns first, so a note still in the cache was written after
+        # every turn dropped now, from a history that held them: it still covers them.
+        self._note_due = self._note_due or (dropped > 0 and not self.ledger.note_in_cache)
         self.shifts += 1
         self.discarded += n_discard
         log.info(
@@ -191,23 +208,68 @@ class KvContext:
         return len(self._primed)
 
     def prime(self) -> None:
-        """Evaluate the next user turn's fixed opening now (idle time). Idempotent."""
+        """Evaluate the next user turn's fixed opening now (idle time), after the memory note
+        when one is due. Idempotent."""
         if self._primed or not self._user_head:
             return
         self.ledger.begin_turn()
-        self._eval(self._user_head)
-        self._primed = list(self._user_head)
+        note = self._begin_with_note()
+        self._eval(note + self._user_head)
+        self._primed, self._primed_note = note + self._user_head, len(note)
 
     def unprime(self) -> None:
-        """Take the primed opening back out of the cache and ledger."""
+        """Take the primed opening (and a note written with it) back out of the cache and ledger."""
         if self._primed:
             self._drop_open_turn()
-            self._primed = []
+            self._primed, self._primed_note = [], 0
 
     def _drop_open_turn(self) -> None:
-        """Remove the last (open) turn from the cache and the ledger."""
+        """Remove the last (open) turn from the cache and the ledger (a note it held is due again)."""
+        if self.ledger.notes[-1]:
+            self._note_due = True
         self._rollback(self.ledger.turns[-1])
         self.ledger.pop_turn()
+
+    def _begin_with_note(self) -> list[int]:
+        """The just-begun turn opens with the memory note when one is due: its tokens (the
+        caller evaluates them first), recorded in the ledger; [] when none is due or there is
+        nothing to note."""
+        if not self._note_due:
+            return []
+        note = self._memory_note()
+        if note:
+            self.ledger.notes[-1] = len(note)
+            self._note_due = False
+        return note
+
+    def drop_notes(self) -> None:
+        """Take every memory note out of the cache where it is (the turns after it move down, as
+        after a shift); the next opening writes a fresh one (after a Forget). Owner thread."""
+        self.unprime()
+        start = self.ledger.n_keep
+        for i, k in enumerate(self.ledger.notes):
+            if k:
+                self._cut(start, k)
+                self.ledger.turns[i] -= k
+                if self.ledger.replies[i] >= 0:
+                    self.ledger.replies[i] -= k
+                self.ledger.notes[i] = 0
+                self._note_due = True
+            start += self.ledger.turns[i]
+        self.prime()
+
+    @property
+    def note_due(self) -> bool:
+        """The next turn opens with the memory note (a shift dropped turns since the last one)."""
+        return self._note_due
+
+    @note_due.setter
+    def note_due(self, due: bool) -> None:
+        self._note_due = due
+
+    def _memory_note(self) -> list[int]:
+        """The memory note's tokens (memory.py); none in a bare context."""
+        return []
 
     def reply_spans(self) -> list[tuple[int, int]]:
         """Cache positions [start, end) of the model's finished replies, oldest first."""
@@ -222,15 +284,15 @@ class KvContext:
         return out
 
     def _open_turn(self, tokens: list[int]) -> list[int]:
-        """Start a turn made of `tokens`; returns the ones still to evaluate (all of them, or
-        those after the primed opening)."""
-        n = len(self._primed)
-        if n and tokens[:n] == self._primed:
-            self._primed = []
-            return tokens[n:]
+        """Start a turn made of `tokens`; returns the ones still to evaluate (all of them after
+        a due memory note, or those after the primed opening)."""
+        head = self._primed[self._primed_note :]
+        if head and tokens[: len(head)] == head:
+            self._primed, self._primed_note = [], 0
+            return tokens[len(head) :]
         self.unprime()
         self.ledger.begin_turn()
-        return tokens
+        return self._begin_with_note() + tokens
 
     def cache_pos_max(self) -> int:
         """Highest position in the KV cache (n_past - 1 when consistent)."""

@@ -7,7 +7,8 @@ than all the space does it fall back to dropping the head of that turn.
 
 Each turn also records where its reply starts (`replies`: offset within the turn, -1 while the
 reply has not begun), so the model's own earlier replies can be found in the cache (the sampler
-reads them, see `Conversation`).
+reads them, see `Conversation`), and how many of its first tokens are the memory note written
+at its head (`notes`, 0 for most turns; memory.py).
 
 Pure bookkeeping, no llama calls; owned by the `Conversation` (single thread).
 """
@@ -22,12 +23,20 @@ class Ledger:
     n_keep: int = 0
     turns: list[int] = field(default_factory=list)  # token count per turn, oldest first
     replies: list[int] = field(default_factory=list)  # per turn: offset of its reply, -1 = none yet
+    notes: list[int] = field(default_factory=list)  # per turn: memory-note tokens at its head
 
     def __post_init__(self) -> None:
         if not self.replies:
             self.replies = [-1] * len(self.turns)
-        if len(self.replies) != len(self.turns):
-            raise ValueError("ledger: one reply offset per turn")
+        if not self.notes:
+            self.notes = [0] * len(self.turns)
+        if len(self.replies) != len(self.turns) or len(self.notes) != len(self.turns):
+            raise ValueError("ledger: one reply offset and one note size per turn")
+
+    @property
+    def note_in_cache(self) -> bool:
+        """A memory note sits at the head of a turn still in the cache."""
+        return any(self.notes)
 
     @property
     def n_past(self) -> int:
@@ -36,6 +45,7 @@ class Ledger:
     def begin_turn(self) -> None:
         self.turns.append(0)
         self.replies.append(-1)
+        self.notes.append(0)
 
     def mark_reply(self, offset: int | None = None) -> None:
         """The current turn's reply starts at `offset` within the turn (default: here)."""
@@ -44,11 +54,13 @@ class Ledger:
     def pop_turn(self) -> int:
         """Forget the current (last) turn; returns its token count."""
         self.replies.pop()
+        self.notes.pop()
         return self.turns.pop()
 
     def clear_turns(self) -> None:
         self.turns.clear()
         self.replies.clear()
+        self.notes.clear()
 
     def reply_spans(self, n_close: int) -> list[tuple[int, int]]:
         """Absolute [start, end) positions of every finished reply in the cache, oldest first,
@@ -102,11 +114,13 @@ class Ledger:
             if self.turns[0] <= left and len(self.turns) > 1:
                 left -= self.turns.pop(0)
                 self.replies.pop(0)
+                self.notes.pop(0)
                 dropped += 1
             else:
                 self.turns[0] -= left
                 if self.replies[0] >= 0:
                     self.replies[0] = max(0, self.replies[0] - left)
+                self.notes[0] = 0  # a note cut at its head says nothing whole: not a note
                 left = 0
         if left:
             raise ValueError("discard larger than the ledger")

@@ -30,6 +30,7 @@ class LlmConfig:
     flash_attn: bool = False
     discard_share: float = 0.5  # share of the non-kept space freed by one shift
     max_user_share: float = 0.75  # a user turn is trimmed (head dropped) beyond this share
+    memory: bool = True  # the memory note keeps the user's facts after a shift (memory.py)
 
 
 @dataclass

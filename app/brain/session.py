@@ -66,7 +66,14 @@ def _write(conv: Conversation, directory: Path) -> None:
         **fingerprint(conv),
         "n_past": n,
         "system_prompt": conv.system_prompt,
-        "ledger": {"n_keep": conv.ledger.n_keep, "turns": conv.ledger.turns, "replies": conv.ledger.replies},
+        "ledger": {
+            "n_keep": conv.ledger.n_keep,
+            "turns": conv.ledger.turns,
+            "replies": conv.ledger.replies,
+            "notes": conv.ledger.notes,
+        },
+        "note_due": conv.note_due,
+        "forgotten": sorted(conv.forgotten),
         "shifts": conv.shifts,
         "discarded": conv.discarded,
         "dropped_turns": conv.dropped_turns,
@@ -104,15 +111,20 @@ def _load(conv: Conversation, directory: Path) -> LoadResult:
         if not isinstance(meta, dict) or not isinstance(meta.get("history", []), list):
             raise ValueError("not a saved conversation")
         history = [Message.from_dict(m) for m in meta.get("history", [])]
+        forgotten = meta.get("forgotten", [])
+        if not isinstance(forgotten, list) or not all(isinstance(k, str) for k in forgotten):
+            raise ValueError("forgotten facts unreadable")
     except (OSError, ValueError, TypeError, RecursionError) as exc:
         log.warning("session %s is corrupt (%s); starting a new conversation", meta_path, exc)
         return LoadResult(False, message=CORRUPT, seconds=time.perf_counter() - t0)
+    conv.forgotten = set(forgotten)
     expected = fingerprint(conv)
     mismatch = [k for k, v in expected.items() if meta.get(k) != v]
     if not mismatch:
         problem = _restore_state(conv, directory, meta)
         if problem is None:
             conv.history = history
+            conv.note_due = meta.get("note_due") is True
             conv.shifts, conv.discarded = _count(meta, "shifts"), _count(meta, "discarded")
             conv.dropped_turns = _count(meta, "dropped_turns")
             conv.turn_count = _count(meta, "turn_count", len(history) // 2)
@@ -146,7 +158,10 @@ def _restore_state(conv: Conversation, directory: Path, meta: dict[str, Any]) ->
         n_past = int(meta["n_past"])
         saved = meta["ledger"]
         ledger = Ledger(
-            int(saved["n_keep"]), [int(x) for x in saved["turns"]], [int(x) for x in saved["replies"]]
+            int(saved["n_keep"]),
+            [int(x) for x in saved["turns"]],
+            [int(x) for x in saved["replies"]],
+            [int(x) for x in saved.get("notes", [])],  # sessions saved before the memory note
         )
     except (KeyError, TypeError, ValueError) as exc:
         return f"ledger unreadable ({exc!r})"
@@ -201,7 +216,8 @@ def replay(conv: Conversation, history: list[Message]) -> int:
         chosen.append((u, a))
         used += cost
     chosen.reverse()
+    conv.history = list(history)  # the memory note is built from it
+    conv.note_due = len(chosen) < len(pairs)  # older turns left out: the first one read opens with it
     for u, a in chosen:
         conv.append_turn(u.text, a.text)
-    conv.history = list(history)
     return len(chosen)

@@ -85,6 +85,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     a("--session", default=None, help="session folder: resume from it and save after each turn")
     a("-f", "--file", default=None, help="also append the dialogue to this text file")
     a("--ctx-size", type=int, default=2048, help="llama context size in tokens")
+    a(
+        "--memory",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="keep the facts you tell in a note the model still sees after old turns are shifted out",
+    )
     add_remote_flags(p)
     add_sampling_flags(p)
     p.set_defaults(run=run)

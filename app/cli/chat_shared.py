@@ -18,6 +18,7 @@ def llm_config(args: argparse.Namespace):
         max_tokens=args.max_tokens,
         flash_attn=args.flash_attn,
         sampling=sampling_config(args),
+        memory=args.memory,
     )
 
 

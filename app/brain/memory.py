@@ -1,0 +1,48 @@
+"""The memory note: what the user told about themselves, kept where the model still sees it
+after a context shift has discarded the turns that said it (issue #34).
+
+The note is built from the conversation's history alone: every user message, oldest first,
+through `facts.extract_facts` (a later fact with the same key replaces an earlier one), less
+the facts the user asked to forget. The same history always gives the same note, whichever
+path built it (turns, Retry, a withdrawn tentative turn, a resumed or replayed session).
+
+Where it lives in the context (kv_context.py): a shift that drops whole turns makes the note
+due; it is then written as a system message at the head of the next turn, which is evaluated
+ahead of time while the assistant is idle (priming), so it costs no reply any latency. It rides
+with that turn: a Retry or withdrawn turn that removes it makes it due again, and a later shift
+that discards it makes a fresh one due. The cache is never re-evaluated for it.
+
+Pure functions; any thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from app.brain.facts import Fact, extract_facts
+from app.brain.records import Message
+
+MAX_FACTS = 24  # the newest this many facts; older ones are left out of the note
+HEADER = "What the user told you about themselves earlier in this conversation:"
+
+
+def known_facts(history: Sequence[Message], forgotten: Iterable[str] = ()) -> list[Fact]:
+    """The user's facts in `history` (by key: the latest statement wins, placed where it was
+    said), without the keys in `forgotten`."""
+    facts: dict[str, Fact] = {}
+    for message in history:
+        if message.role != "user":
+            continue
+        for fact in extract_facts(message.text):
+            facts.pop(fact.key, None)
+            facts[fact.key] = fact
+    skip = set(forgotten)
+    return [f for f in facts.values() if f.key not in skip]
+
+
+def note_text(facts: Sequence[Fact]) -> str:
+    """The note the model reads ("" when there is nothing to say): a header and one
+    third-person sentence per fact, newest `MAX_FACTS` only."""
+    if not facts:
+        return ""
+    return " ".join([HEADER, *(f.sentence for f in facts[-MAX_FACTS:])])

@@ -1,0 +1,127 @@
+"""Memory benchmark: are the facts the user told still known, in the replies the user hears,
+after the turns that told them are gone?
+
+One persistent `Conversation` per (n_ctx, seed, memory on/off): 8 facts stated in the first 10
+turns, then the long-conversation script's lines (`--turns`, ≥ 100), then one question per fact,
+the persona's name and a word to repeat. Every reply is sampled with the default sampler and
+default settings (what the user hears), and a check passes when the reply contains the expected
+word. Memory off is the baseline, run interleaved with memory on in the same process.
+
+Reported per (n_ctx, memory): recall of the facts (share over seeds), the persona's name and the
+repeated word (seeds passed), mean time per scripted turn (ratio on/off), shifts, and the
+template share / on-topic scores of replies 21+ (bench.longchat.scores).
+
+Targets (issue #34), memory on, both n_ctx: facts ≥ 0.8, name 4/4, repeat 4/4; per-turn time
+≤ 1.05× memory off; template share and on-topic as bench.longchat's.
+
+Run: .venv/bin/python -m bench.memory [--seeds 1,2,3,4] [--ctx 512,4096] [--turns 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from app.brain.conversation import Conversation, LlmConfig
+from app.brain.persona import PINNED_TIME, Persona
+from app.brain.sampling import SamplingConfig
+from app.catalog.catalog import default_model_path
+from bench.common import emit
+from bench.longchat import FIRST_SCORED, MAX_TOKENS, scores
+from bench.longchat_script import LINES
+
+# (statement, question, expected word in the reply)
+FACTS = [
+    ("My name is Robin.", "What is my name?", "robin"),
+    ("I live in Porto.", "Where do I live?", "porto"),
+    ("My dog is called Rex.", "What is my dog called?", "rex"),
+    ("I work as a nurse.", "What is my job?", "nurse"),
+    ("My sister is called Maria.", "What is my sister called?", "maria"),
+    ("I like green tea.", "Which drink do I like?", "tea"),
+    ("My birthday is on the 4th of May.", "When is my birthday?", "may"),
+    ("Remember that the code is 4512.", "What is the code I asked you to remember?", "4512"),
+]
+NAME = ("What is your name?", "aria")
+REPEAT = ("Please repeat this word exactly: pineapple", "pineapple")
+OPENING = ["Hello!", "How are you today?"]  # small talk between the facts (10 turns in all)
+
+
+def opening() -> list[str]:
+    """The first 10 turns: the 8 facts with small talk after the 3rd and the 6th."""
+    stated = [f[0] for f in FACTS]
+    return [*stated[:3], OPENING[0], *stated[3:6], OPENING[1], *stated[6:]]
+
+
+def run(n_ctx: int, seed: int, memory: bool, turns: int) -> dict:
+    cfg = LlmConfig(
+        default_model_path("llm"),
+        n_ctx=n_ctx,
+        max_tokens=MAX_TOKENS,
+        sampling=SamplingConfig(seed=seed),
+        memory=memory,
+    )
+    conv = Conversation(cfg, Persona(now=PINNED_TIME))
+    for line in opening():
+        conv.say(line)
+    script = (LINES * (turns // len(LINES) + 1))[:turns]
+    replies, t0 = [], time.perf_counter()
+    for line in script:
+        replies.append(conv.say(line))
+    per_turn_ms = (time.perf_counter() - t0) * 1000 / len(script)
+    facts = {word: word in conv.say(question).lower() for _stmt, question, word in FACTS}
+    name = NAME[1] in conv.say(NAME[0]).lower()
+    repeat = REPEAT[1] in conv.say(REPEAT[0]).lower()
+    out = {
+        "facts": facts,
+        "name": name,
+        "repeat": repeat,
+        "per_turn_ms": round(per_turn_ms, 1),
+        "shifts": conv.shifts,
+        **scores(script[FIRST_SCORED:], replies[FIRST_SCORED:]),
+    }
+    conv.close()
+    return out
+
+
+def summarize(runs: list[dict]) -> dict:
+    n = len(runs)
+    facts = [ok for r in runs for ok in r["facts"].values()]
+    return {
+        "facts": round(sum(facts) / len(facts), 3),
+        "name": f"{sum(r['name'] for r in runs)}/{n}",
+        "repeat": f"{sum(r['repeat'] for r in runs)}/{n}",
+        "per_turn_ms": round(sum(r["per_turn_ms"] for r in runs) / n, 1),
+        "shifts": [r["shifts"] for r in runs],
+        "template_share_max": max(r["template_share"] for r in runs),
+        "on_topic_min": min(r["on_topic"] for r in runs),
+        "missed": sorted({w for r in runs for w, ok in r["facts"].items() if not ok}),
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--seeds", default="1,2,3,4")
+    p.add_argument("--ctx", default="512,4096")
+    p.add_argument("--turns", type=int, default=100)
+    args = p.parse_args()
+    seeds = [int(s) for s in args.seeds.split(",")]
+    result: dict = {"turns": args.turns, "seeds": seeds, "by_ctx": {}}
+    for n_ctx in (int(c) for c in args.ctx.split(",")):
+        runs: dict[str, list[dict]] = {"on": [], "off": []}
+        for seed in seeds:  # on and off interleaved: they share the machine's load over time
+            for mode in ("on", "off"):
+                runs[mode].append(run(n_ctx, seed, mode == "on", args.turns))
+        on, off = summarize(runs["on"]), summarize(runs["off"])
+        result["by_ctx"][str(n_ctx)] = {
+            "on": on,
+            "off": off,
+            "time_ratio": round(on["per_turn_ms"] / off["per_turn_ms"], 3),
+        }
+    emit("memory", result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,192 @@
+"""The memory note on the real SmolLM2 GGUF: facts the user told outlive the turns that said
+them (a shift discards those), the note is a function of the history whichever path built the
+context, it survives a session, and it is off with `memory=False`."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from app.brain import session
+from app.brain.conversation import Conversation, LlmConfig
+from app.brain.history import export
+from app.brain.memory import HEADER, known_facts, note_text
+from app.brain.persona import PINNED_TIME, Persona
+from app.brain.records import Message
+from app.brain.sampling import SamplingConfig
+from app.brain.user_turn import ConfirmAtPrompt
+from tests.test_llm import assert_consistent
+
+pytestmark = pytest.mark.slow  # many turns on the real model
+
+FACTS = "My name is Robin. I live in Porto. My dog is called Rex."
+FILLER = [
+    "Name a colour of the sky.",
+    "What do bees make?",
+    "Tell me one word about rain.",
+    "What is two plus two?",
+    "Name an animal that swims.",
+    "Which season is the coldest?",
+]
+
+
+def make(model: Path, memory: bool = True, n_ctx: int = 512) -> Conversation:
+    cfg = LlmConfig(
+        model, n_ctx=n_ctx, max_tokens=24, sampling=SamplingConfig(seed=5, temperature=0.7), memory=memory
+    )
+    return Conversation(cfg, Persona(now=PINNED_TIME))
+
+
+def cache_text(c: Conversation) -> str:
+    return c.llama.detokenize(c.llama.input_ids[: c.n_past].tolist(), special=True).decode("utf-8", "replace")
+
+
+def talk_until_shifts(c: Conversation, shifts: int) -> None:
+    """Filler turns until `shifts` more shifts have happened (bounded)."""
+    goal = c.shifts + shifts
+    for i in range(200):
+        if c.shifts >= goal:
+            return
+        c.say(FILLER[i % len(FILLER)])
+    raise AssertionError(f"only {c.shifts} shifts in 200 turns")
+
+
+def test_the_notes_words_come_from_the_users_statements() -> None:
+    """Pure: the same history gives the same note; a later fact replaces an earlier one;
+    forgotten keys and the assistant's words are left out (the model's reply never becomes a
+    fact about the user)."""
+    history = [
+        Message("user", "My name is Robin. I live in Porto."),
+        Message("assistant", "Nice! My name is Max and I live in Paris."),
+        Message("user", "I moved to Lisbon. I like green tea."),
+    ]
+    facts = known_facts(history)
+    assert [f.sentence for f in facts] == [
+        "Their name is Robin.",
+        "They live in Lisbon.",
+        "They like green tea.",
+    ]
+    assert note_text(facts) == note_text(known_facts(list(history)))
+    assert "Paris" not in note_text(facts) and note_text(facts).startswith(HEADER)
+    assert [f.key for f in known_facts(history, forgotten={"home"})] == ["name", "taste:green tea"]
+    assert note_text([]) == ""
+
+
+def test_an_export_says_what_is_remembered(tmp_path: Path) -> None:
+    history = [Message("user", "My name is Robin. I live in Porto."), Message("assistant", "Hi!")]
+    assert export(history, "Sam", "Aria", tmp_path / "c.md", "md", forgotten={"home"}) is None
+    text = (tmp_path / "c.md").read_text()
+    assert "## What Aria remembers\n\n- Their name is Robin.\n" in text and "They live in" not in text
+    assert export(history, "Sam", "Aria", tmp_path / "c.json", "json") is None
+    remembered = json.loads((tmp_path / "c.json").read_text())["remembered"]
+    assert [r["sentence"] for r in remembered] == ["Their name is Robin.", "They live in Porto."]
+    assert oct((tmp_path / "c.json").stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_fact_told_before_three_shifts_is_still_in_the_context_after_them(llm_model: Path) -> None:
+    c = make(llm_model)
+    c.say(FACTS)
+    talk_until_shifts(c, 3)
+    assert c.dropped_turns > 1  # the turn that told them is gone ...
+    assert FACTS not in cache_text(c)
+    text = cache_text(c)  # ... and the note says them, once
+    assert text.count(HEADER) == 1, text
+    for said in ("Their name is Robin.", "They live in Porto.", "Their dog is called Rex."):
+        assert said in text, text
+    assert c.ledger.note_in_cache and not c.note_due
+    assert_consistent(c)
+    c.close()
+
+
+def test_without_memory_nothing_is_noted(llm_model: Path) -> None:
+    c = make(llm_model, memory=False)
+    c.say(FACTS)
+    talk_until_shifts(c, 2)
+    assert HEADER not in cache_text(c) and "Their name is Robin." not in cache_text(c)
+    assert not c.ledger.note_in_cache
+    c.close()
+
+
+def test_the_note_is_the_same_whichever_path_built_the_context(llm_model: Path, tmp_path: Path) -> None:
+    """Retry of the turn that holds the note, a withdrawn tentative turn, a cancelled reply and
+    a session resume each leave one note that says the facts; the resumed context is the saved
+    one token for token."""
+    c = make(llm_model)
+    c.say(FACTS)
+    talk_until_shifts(c, 2)
+    assert HEADER in cache_text(c)
+
+    assert c.ledger.notes[-1] > 0  # written with the next turn's primed opening (idle time)
+    c.say(FILLER[1])  # that turn now holds it
+    assert c.ledger.notes[-2] > 0 and cache_text(c).count(HEADER) == 1
+
+    # Retry takes that turn out, its note with it; the next opening carries the note again.
+    text = c.retract_last_turn()
+    assert text == FILLER[1]
+    assert c.ledger.notes[-1] > 0 and cache_text(c).count(HEADER) == 1
+    c.say(text)
+    assert cache_text(c).count(HEADER) == 1 and "Their name is Robin." in cache_text(c)
+
+    # A tentative turn taken back leaves no trace; a cancelled reply keeps the note.
+    before, shifts = c.llama.input_ids[: c.n_past].tolist(), c.shifts
+    list(c.stream("and also", gate=ConfirmAtPrompt(lambda: False)))
+    if c.shifts == shifts:
+        assert c.llama.input_ids[: c.n_past].tolist() == before
+    cancel = threading.Event()
+    for _ in c.stream("Tell me a long story.", cancel):
+        cancel.set()
+    assert cache_text(c).count(HEADER) == 1 and "Their name is Robin." in cache_text(c)
+    assert_consistent(c)
+
+    # A resumed session holds the same tokens and the same pending state.
+    session.save(c, tmp_path / "s")
+    other = make(llm_model)
+    res = session.load(other, tmp_path / "s")
+    assert res.resumed, res.message
+    assert other.llama.input_ids[: other.n_past].tolist() == c.llama.input_ids[: c.n_past].tolist()
+    assert other.ledger.notes == c.ledger.notes and other.note_due == c.note_due
+    assert [f.key for f in other.remembered()] == [f.key for f in c.remembered()]
+    assert_consistent(other)
+    other.close()
+    c.close()
+
+
+def test_a_replayed_session_opens_with_the_note(llm_model: Path, tmp_path: Path) -> None:
+    """A session read again (another context size) leaves out the oldest turns: the first turn
+    read opens with the note, so the facts they held are still known."""
+    c = make(llm_model, n_ctx=1024)
+    c.say(FACTS)
+    for line in FILLER * 3:
+        c.say(line)
+    session.save(c, tmp_path / "s")
+    c.close()
+    small = make(llm_model, n_ctx=512)
+    res = session.load(small, tmp_path / "s")
+    assert not res.resumed and 0 < res.replayed_turns < 19
+    text = cache_text(small)
+    assert text.count(HEADER) == 1 and "Their name is Robin." in text
+    assert_consistent(small)
+    small.close()
+
+
+def test_a_forgotten_fact_is_gone_from_the_next_replys_context(llm_model: Path) -> None:
+    """Forgotten before a shift: never noted. Forgotten while noted: the note in the cache is
+    taken out and written again without it, before the next reply; the rest stays noted."""
+    c = make(llm_model)
+    c.say(FACTS)
+    c.forget("home")
+    talk_until_shifts(c, 2)
+    text = cache_text(c)
+    assert "Their name is Robin." in text and "They live in" not in text
+    c.say(FILLER[2])  # the note now sits in a finished turn, not only in the primed opening
+    c.forget("name")
+    text = cache_text(c)
+    assert "Their name is" not in text and text.count(HEADER) == 1 and "Their dog is called Rex." in text
+    assert [f.key for f in c.remembered()] == ["relation:dog:rex"]
+    assert_consistent(c)
+    c.say(FILLER[3])
+    assert_consistent(c)
+    c.close()
