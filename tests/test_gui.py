@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QTabWidget
+from PySide6.QtWidgets import QApplication, QPushButton, QTabWidget
 
 from app.brain.sampling import SamplingConfig
 from app.gui.main_window import MainWindow
@@ -308,3 +308,26 @@ def test_global_ptt_on_x11_sees_keys_outside_the_window(x11) -> None:
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip() == "['press', 'release']"
+
+
+def test_what_i_remember_lists_the_facts_and_forgets_one(qtbot, config_dir, virtual_audio) -> None:
+    """Conversation → What I remember: what the user told is listed; Forget takes it out of the
+    conversation's memory (kept with the saved conversation) and the list comes back without it."""
+    w = open_window(qtbot)
+    w.menu_actions["memory"].trigger()
+    panel = w.memory_panel
+    assert panel is not None and panel.isVisible()
+    w.bridge.send_text("My name is Robin. I live in Porto.")
+    settled(qtbot, w)
+    w.bridge.report_memory()
+    qtbot.waitUntil(lambda: len(panel.facts) == 2, timeout=30000)
+    assert [s for _k, s in panel.facts] == ["Your name is Robin.", "You live in Porto."]
+    shot(panel, "what-i-remember")
+    forget = [
+        b for b in panel.findChildren(QPushButton) if b.accessibleName() == "Forget: You live in Porto."
+    ]
+    qtbot.mouseClick(forget[0], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: [k for k, _s in panel.facts] == ["name"], timeout=30000)
+    brain = w.bridge.assistant.llm.brain
+    assert brain.forgotten == {"home"}
+    close_window(w)

@@ -13,7 +13,7 @@ import pytest
 from app.brain import session
 from app.brain.conversation import Conversation, LlmConfig
 from app.brain.history import export
-from app.brain.memory import HEADER, known_facts, note_text
+from app.brain.memory import HEADER, known_facts, note_text, told_to_you
 from app.brain.persona import PINNED_TIME, Persona
 from app.brain.records import Message
 from app.brain.sampling import SamplingConfig
@@ -73,6 +73,11 @@ def test_the_notes_words_come_from_the_users_statements() -> None:
     assert "Paris" not in note_text(facts) and note_text(facts).startswith(HEADER)
     assert [f.key for f in known_facts(history, forgotten={"home"})] == ["name", "taste:green tea"]
     assert note_text([]) == ""
+    assert [told_to_you(f) for f in facts] == [
+        "Your name is Robin.",
+        "You live in Lisbon.",
+        "You like green tea.",
+    ]
 
 
 def test_an_export_says_what_is_remembered(tmp_path: Path) -> None:

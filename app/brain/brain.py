@@ -15,7 +15,8 @@ Contract shared by both (one owner thread per brain; every call may block on the
 - `retract_last_turn()`: Retry: the newest exchange leaves the context exactly (whole turn) and
   the history; returns its user text (None if the newest turn is no finished reply); the next
   `stream` draws with another seed.
-- `reset()`, `close()`; sessions through `save_session` / `load_session` below.
+- `reset()`, `close()`; sessions through `save_session` / `load_session` below; the memory
+  note through `remembered` / `forget` below (the local brain keeps one; a server does not yet).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from app.brain import session
 from app.brain.conversation import Conversation
+from app.brain.facts import Fact
 from app.brain.persona import Persona
 from app.brain.records import BrainError, LlmConfig, LoadResult, Message, RemoteConfig, TurnStats
 from app.brain.user_turn import TurnGate
@@ -93,6 +95,17 @@ def change_persona(brain: Brain, persona: Persona) -> None:
     else:
         assert isinstance(brain, Conversation)
         session.change_persona(brain, persona)
+
+
+def remembered(brain: Brain) -> list[Fact]:
+    """The facts the brain's memory note holds (memory.py; none for a server brain)."""
+    return brain.remembered() if isinstance(brain, Conversation) else []
+
+
+def forget(brain: Brain, key: str) -> None:
+    """Leave fact `key` out of the memory note from the next reply on (its owner thread)."""
+    if isinstance(brain, Conversation):
+        brain.forget(key)
 
 
 def load_session(brain: Brain, directory: Path) -> LoadResult:

@@ -40,6 +40,16 @@ def known_facts(history: Sequence[Message], forgotten: Iterable[str] = ()) -> li
     return [f for f in facts.values() if f.key not in skip]
 
 
+def told_to_you(fact: Fact) -> str:
+    """The fact as the user reads it in the window ("Your name is Robin.")."""
+    s = fact.sentence
+    s = s.replace("They asked you to remember:", "You asked me to remember:", 1)
+    for they, you in (("Their ", "Your "), ("They ", "You ")):
+        if s.startswith(they):
+            return you + s[len(they) :]
+    return s
+
+
 def note_text(facts: Sequence[Fact]) -> str:
     """The note the model reads ("" when there is nothing to say): a header and one
     third-person sentence per fact, newest `MAX_FACTS` only."""

@@ -92,6 +92,14 @@ class AssistantBridge(QObject):
         if self.assistant:
             self.assistant.choose_version(index)
 
+    def report_memory(self) -> None:
+        if self.assistant:
+            self.assistant.report_memory()
+
+    def forget(self, key: str) -> None:
+        if self.assistant:
+            self.assistant.forget(key)
+
     def change_voice(self, speaker: SpeakerConfig) -> None:
         if self.assistant:
             self.assistant.change_voice(speaker)

@@ -30,6 +30,7 @@ from app.gui.conversations import Conversations
 from app.gui.export_path import APP_SUFFIX, ask_export_path
 from app.gui.hotkey import GlobalHotkey
 from app.gui.keys import WindowKeys
+from app.gui.memory_panel import MemoryPanel
 from app.gui.menus import MenuActions, build_menus
 from app.gui.model_setup import ModelSetup
 from app.gui.problems import Problems
@@ -171,6 +172,7 @@ class MainWindow(QMainWindow):
             draft=self.input,
             show_title=lambda title: self.setWindowTitle(f"{title}{APP_SUFFIX}"),
         )
+        self.memory_panel: MemoryPanel | None = None  # made when first opened
         self.menu_actions = build_menus(
             self,
             MenuActions(
@@ -178,6 +180,7 @@ class MainWindow(QMainWindow):
                 self.bridge.retry,
                 lambda: self.export("md"),
                 lambda: self.export("json"),
+                self.show_memory,
                 self.open_settings,
                 self.set_muted,
                 self.set_theme,
@@ -266,6 +269,19 @@ class MainWindow(QMainWindow):
             return
         self.input.clear()
         self.bridge.send_text(text)
+
+    def show_memory(self) -> None:
+        """Conversation → What I remember: the panel, filled when the llm thread answers."""
+        if self.memory_panel is None:
+            self.memory_panel = MemoryPanel(self)
+            self.memory_panel.forget_requested.connect(self.bridge.forget)
+        self.memory_panel.show()
+        self.memory_panel.raise_()
+        self.bridge.report_memory()
+
+    def _on_memory(self, d: dict) -> None:
+        if self.memory_panel is not None:
+            self.memory_panel.set_facts(d["facts"])
 
     def export(self, fmt: str) -> None:
         """Conversation → Export: a file dialog, then `export_to`."""

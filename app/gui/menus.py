@@ -28,6 +28,7 @@ class MenuActions:
     retry: Callable[[], None]
     export_markdown: Callable[[], None]
     export_json: Callable[[], None]
+    memory: Callable[[], None]
     settings: Callable[[], None]
     set_muted: Callable[[bool], None]
     set_theme: Callable[[str], None]
@@ -76,6 +77,7 @@ def build_menus(window: QMainWindow, do: MenuActions, settings: AppSettings) -> 
     add(conv, "retry", "&Retry last reply", do.retry, QKeySequence("Ctrl+R"))
     add(conv, "export_md", "Export as &Markdown…", do.export_markdown, QKeySequence("Ctrl+E"))
     add(conv, "export_json", "Export as &JSON…", do.export_json)
+    add(conv, "memory", "What I re&member…", do.memory)
     conv.addSeparator()
     add(conv, "mute", "&Mute microphone", lambda: do.set_muted(acts["mute"].isChecked()), "Ctrl+M", True)
     add(conv, "settings", "&Settings…", do.settings, QKeySequence("Ctrl+,"))

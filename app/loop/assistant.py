@@ -262,6 +262,14 @@ class Assistant:
         self._new_input()
         self.llm.choose_version(index)
 
+    def report_memory(self) -> None:
+        """What the memory note holds comes as a `memory` event (returns at once)."""
+        self.llm.report_memory()
+
+    def forget(self, key: str) -> None:
+        """Fact `key` leaves the memory note; an updated `memory` event follows (returns at once)."""
+        self.llm.forget(key)
+
     def change_persona(self, persona: Persona) -> None:
         """Answer as `persona` from the next turn on; the models stay loaded (the llm thread
         evaluates the new system prompt between turns), and whisper's prompt names the new

@@ -1,6 +1,7 @@
 """The llm thread: load the brain (and the saved conversation), then do what arrives on its
 queue, in order: turns (answered by the Responder) and jobs between turns (remember what was
-heard after a barge-in, Retry, a new conversation, open another saved conversation).
+heard after a barge-in, Retry, a new conversation, open another saved conversation, report or
+edit what the memory note holds).
 
 Threads: `run` is the llm thread's body; `put` and the job methods may be called from any thread
 and return at once. `brain` and `responder` are set by the llm thread once the model has loaded
@@ -16,7 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.brain.brain import Brain, change_persona, load_session, open_brain, save_session
+from app.brain.brain import Brain, change_persona, forget, load_session, open_brain, remembered, save_session
+from app.brain.memory import told_to_you
 from app.brain.persona import Persona
 from app.brain.session_files import PERSONA_CHANGED, read_history
 from app.loop.assistant_config import AssistantConfig
@@ -68,6 +70,14 @@ class LlmWorker:
     def stop(self) -> None:
         self.put(None)
 
+    def report_memory(self) -> None:
+        """A `memory` event with the facts the note holds follows (between turns)."""
+        self.put(self._report_memory)
+
+    def forget(self, key: str) -> None:
+        """Fact `key` leaves the memory note (and the saved conversation); a `memory` event follows."""
+        self.put(lambda: self._forget(key))
+
     def change_persona(self, persona: Persona) -> None:
         """From the next turn on the assistant is `persona`; the model stays loaded."""
         self.put(lambda: self._change_persona(persona))
@@ -78,6 +88,17 @@ class LlmWorker:
             self.responder.speaker = speaker
 
     # ----- the llm thread ----------------------------------------------------------------------
+    def _report_memory(self) -> None:
+        facts = remembered(self.brain) if self.brain is not None else []
+        self._emit(Event("memory", {"facts": [(f.key, told_to_you(f)) for f in facts]}))
+
+    def _forget(self, key: str) -> None:
+        if self.brain is not None:
+            forget(self.brain, key)
+            if self.responder is not None:
+                self.responder.save_session()
+        self._report_memory()
+
     def run(self, speaker: Any) -> None:
         """The thread's body: load, then work until `stop()`. `speaker`: a Speaker or
         ExternalSpeaker, already made."""

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.brain.brain import Brain, BrainError, load_session, save_session
+from app.brain.brain import Brain, BrainError, load_session, remembered, save_session
 from app.brain.records import Message
 from app.loop.events import Event, State, unanswered
 from app.loop.turn import Turn
@@ -269,10 +269,11 @@ class Responder:
 
     def _contents(self) -> tuple[object, ...]:
         """What a save would write, as far as it can change: the folder, the history with its
-        details, and the context's fill."""
+        details, the context's fill and what the memory note holds."""
         stats = self.conversation.context_stats()
         history = repr([dataclasses.asdict(m) for m in self.conversation.history])
-        return (self.session_dir, history, stats.get("n_past"), stats.get("shifts"))
+        kept = [f.key for f in remembered(self.conversation)]  # a Forget changes only this
+        return (self.session_dir, history, stats.get("n_past"), stats.get("shifts"), kept)
 
     def _begin_reply(self, turn: Turn) -> None:
         """The turn is certain: show it and start answering."""
