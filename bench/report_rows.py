@@ -106,6 +106,8 @@ def rows() -> list[Row]:
         out.append(prosody_row(r))
     if r := load("longchat"):
         out += longchat_rows(r)
+    if r := load("memory"):
+        out += memory_rows(r)
     if r := load("idle"):
         out += idle_rows(r)
     if r := load("bargein"):
@@ -288,6 +290,44 @@ def longchat_rows(r: dict) -> list[Row]:
                 f"all ({ok(passed == len(seeds))})",
             )
         )
+    return out
+
+
+def memory_rows(r: dict) -> list[Row]:
+    """Recall in sampled replies after ≥ 100 turns, memory note on vs off (same run)."""
+    out = []
+    seeds = len(r["seeds"])
+    for n_ctx, by in r["by_ctx"].items():
+        on, off = by["on"], by["off"]
+        name_ok = on["name"] == f"{seeds}/{seeds}" and on["repeat"] == f"{seeds}/{seeds}"
+        out += [
+            (
+                "memory",
+                f"facts recalled in sampled replies after {r['turns']} turns, n_ctx {n_ctx}, "
+                f"{seeds} seeds, note on (off); shifts {on['shifts']}",
+                f"{on['facts']} ({off['facts']}); missed: {', '.join(on['missed']) or 'none'}",
+                f"≥ 0.8 ({ok(on['facts'] >= 0.8)})",
+            ),
+            (
+                "memory",
+                f"persona's name · repeated word, n_ctx {n_ctx}, note on (off)",
+                f"{on['name']} · {on['repeat']} ({off['name']} · {off['repeat']})",
+                f"all ({ok(name_ok)})",
+            ),
+            (
+                "memory",
+                f"time per turn, note on vs off, n_ctx {n_ctx}",
+                f"{by['time_ratio']}× ({on['per_turn_ms']} vs {off['per_turn_ms']} ms)",
+                f"≤ 1.05× ({ok(by['time_ratio'] <= 1.05)})",
+            ),
+            (
+                "memory",
+                f"template share max · on-topic min, turns 21+, n_ctx {n_ctx}, note on (off)",
+                f"{on['template_share_max']} · {on['on_topic_min']} "
+                f"({off['template_share_max']} · {off['on_topic_min']})",
+                "as off",
+            ),
+        ]
     return out
 
 

@@ -7,7 +7,8 @@ connection, a malformed stream), Retry, amend after a barge-in, save/load and re
 
 After every step: the history alternates user/assistant and is the model kept here (each reply
 exactly the pieces that were given out); the exchanges the next request resends are the newest
-of the history, in order; the request is the system prompt, those exchanges and the new turn;
+of the history, in order; the request is the system prompt (and the memory note), those
+exchanges and the new turn; every fact told in an exchange left out is in the note;
 a saved session reloads to the same request and history. Between two requests with nothing
 trimmed, amended or retried in between, the second starts with the first and its reply
 (byte-identical: what a server's prompt cache needs).
@@ -26,8 +27,9 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
+from app.brain.memory import known_facts
 from app.brain.persona import PINNED_TIME, Persona
-from app.brain.records import BrainError, RemoteConfig
+from app.brain.records import BrainError, Message, RemoteConfig
 from app.brain.remote import RemoteConversation
 from tests.support.fuzz import NIGHTLY, fuzz_settings
 from tests.support.servers import FaultServer
@@ -170,9 +172,20 @@ class RemoteStates(RuleBasedStateMachine):
         assert len(self.brain.kept) + self.brain.dropped_turns == len(self.pairs)
 
     @invariant()
+    def facts_left_out_are_in_the_note(self) -> None:
+        """A fact told in an exchange that is no longer sent is in the memory note, unless a
+        kept exchange says something newer of the same kind (the model sees that)."""
+        n_left_out = len(self.pairs) - len(self.brain.kept)
+        left_out = [Message("user", u) for u, _a in self.pairs[:n_left_out]]
+        kept_keys = {f.key for f in known_facts([Message("user", ex.user) for ex in self.brain.kept])}
+        for fact in known_facts(left_out):
+            assert fact.sentence in self.brain.note or fact.key in kept_keys, (fact, self.brain.note)
+
+    @invariant()
     def the_request_is_head_kept_and_turn(self) -> None:
         msgs = self.brain.messages("probe")
-        assert msgs[0] == {"role": "system", "content": self.brain.system_prompt}
+        assert msgs[0] == {"role": "system", "content": self.brain.head()}
+        assert self.brain.head().startswith(self.brain.system_prompt)
         assert msgs[-1] == {"role": "user", "content": "probe"}
         flat = [(m["role"], m["content"]) for m in msgs[1:-1]]
         assert flat == [x for ex in self.brain.kept for x in (("user", ex.user), ("assistant", ex.reply))]

@@ -15,8 +15,8 @@ Contract shared by both (one owner thread per brain; every call may block on the
 - `retract_last_turn()`: Retry: the newest exchange leaves the context exactly (whole turn) and
   the history; returns its user text (None if the newest turn is no finished reply); the next
   `stream` draws with another seed.
-- `reset()`, `close()`; sessions through `save_session` / `load_session` below; the memory
-  note through `remembered` / `forget` below (the local brain keeps one; a server does not yet).
+- `remembered()`: the facts the memory note holds (memory.py); `forget(key)` takes one out of it.
+- `reset()`, `close()`; sessions through `save_session` / `load_session` below.
 """
 
 from __future__ import annotations
@@ -57,6 +57,10 @@ class Brain(Protocol):
 
     def context_stats(self) -> dict[str, Any]: ...
 
+    def remembered(self) -> list[Fact]: ...
+
+    def forget(self, key: str) -> None: ...
+
     def reset(self) -> None: ...
 
     def close(self) -> None: ...
@@ -95,17 +99,6 @@ def change_persona(brain: Brain, persona: Persona) -> None:
     else:
         assert isinstance(brain, Conversation)
         session.change_persona(brain, persona)
-
-
-def remembered(brain: Brain) -> list[Fact]:
-    """The facts the brain's memory note holds (memory.py; none for a server brain)."""
-    return brain.remembered() if isinstance(brain, Conversation) else []
-
-
-def forget(brain: Brain, key: str) -> None:
-    """Leave fact `key` out of the memory note from the next reply on (its owner thread)."""
-    if isinstance(brain, Conversation):
-        brain.forget(key)
 
 
 def load_session(brain: Brain, directory: Path) -> LoadResult:

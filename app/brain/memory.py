@@ -23,7 +23,7 @@ from app.brain.facts import Fact, extract_facts
 from app.brain.records import Message
 
 MAX_FACTS = 24  # the newest this many facts; older ones are left out of the note
-HEADER = "What the user told you about themselves earlier in this conversation:"
+HEADER = "What the user told you about themselves earlier:"
 
 
 def known_facts(history: Sequence[Message], forgotten: Iterable[str] = ()) -> list[Fact]:

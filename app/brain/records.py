@@ -48,6 +48,7 @@ class RemoteConfig:
     connect_timeout_s: float = 5.0
     stall_timeout_s: float = 30.0  # no byte for this long: the server is not answering
     discard_share: float = 0.5  # share of the space freed when exchanges are left out
+    memory: bool = True  # a memory note of the user's facts after a trim (memory.py)
 
 
 @dataclass

@@ -16,6 +16,9 @@ What makes the local context good, done over `POST /v1/chat/completions` with `s
   `notice` says so; else configured), the oldest whole exchanges are dropped
   until half of the space after the system prompt is free, so the prefix then stays the same for
   many turns (dropping one message per turn would change it every turn and defeat the cache).
+- **The memory note** (memory.py): when a trim leaves exchanges out, the facts the user told
+  are written after the system prompt in the same system message, frozen until the next trim
+  (so the head stays byte-identical in between); a Forget rewrites it at once (one cache miss).
 - **Barge-in stops generation at once**: `cancel` closes the HTTP stream between pieces; the
   servers stop generating when the client goes.
 - **Per turn** (`last_stats`): prompt tokens, tokens served from the cache (llama-server's
@@ -47,12 +50,14 @@ import openai
 from openai.types.chat import ChatCompletionMessageParam
 
 from app.brain import remote_session
+from app.brain.facts import Fact
 from app.brain.ledger import Ledger
+from app.brain.memory import known_facts, note_text
 from app.brain.persona import Persona
 from app.brain.records import BrainError, Exchange, LoadResult, Message, RemoteConfig, TurnStats
 from app.brain.retry_seeds import RetrySeeds
 from app.brain.server_replies import DroppedStream, Reading, context_size_in, explain, read_reply
-from app.brain.session_files import CORRUPT, REMOTE
+from app.brain.session_files import REMOTE
 from app.brain.user_turn import TurnGate, ask
 
 log = logging.getLogger(__name__)
@@ -91,6 +96,8 @@ class RemoteConversation:
         self.system_tokens = estimate_tokens(self.system_prompt)
         self.kept: list[Exchange] = []  # the exchanges sent with each request, oldest first
         self.history: list[Message] = []
+        self.note = ""  # the memory note in the request head (written at a trim)
+        self.forgotten: set[str] = set()  # fact keys the user asked to forget
         self.last_stats: TurnStats | None = None
         self.turn_count = self.shifts = self.discarded = self.dropped_turns = 0
         self.n_past = self.system_tokens
@@ -139,9 +146,17 @@ class RemoteConversation:
         return explain(exc, self.url, self.model, self.config)
 
     # ----- the request ---------------------------------------------------------------------------
+    def head(self) -> str:
+        """The system message: the system prompt, then the memory note when there is one."""
+        return f"{self.system_prompt}\n\n{self.note}" if self.note else self.system_prompt
+
+    @property
+    def head_tokens(self) -> int:
+        return self.system_tokens + (estimate_tokens(self.note) + 2 if self.note else 0)
+
     def messages(self, user: str) -> list[ChatCompletionMessageParam]:
         """The request for a new user turn: the fixed head, the kept exchanges, the turn."""
-        out: list[ChatCompletionMessageParam] = [{"role": "system", "content": self.system_prompt}]
+        out: list[ChatCompletionMessageParam] = [{"role": "system", "content": self.head()}]
         for ex in self.kept:
             out += [{"role": "user", "content": ex.user}, {"role": "assistant", "content": ex.reply}]
         return [*out, {"role": "user", "content": user}]
@@ -153,7 +168,9 @@ class RemoteConversation:
         estimate fits."""
         if not self.kept:
             return
-        ledger = Ledger(self.system_tokens, [ex.tokens for ex in self.kept] + [0])
+        note = note_text(self.remembered())  # written only if exchanges are left out now
+        note_tokens = estimate_tokens(note) + 2 if note else 0
+        ledger = Ledger(self.system_tokens + note_tokens, [ex.tokens for ex in self.kept] + [0])
         older = ledger.n_past - ledger.n_keep
         n_new = user_tokens + self.config.max_tokens
         if force:  # one token over: the policy frees its usual share
@@ -166,6 +183,7 @@ class RemoteConversation:
             return
         n = ledger.apply_discard(planned)
         del self.kept[:n]
+        self.note = note
         self.shifts += 1
         self.discarded += planned
         self.dropped_turns += n
@@ -250,16 +268,16 @@ class RemoteConversation:
             reply = "".join(pieces).strip()
             interrupted = reason in ("cancelled", "failed")
             self.history.append(Message("assistant", reply, interrupted=interrupted, name=self.persona.bot))
-            prompt = usage.prompt_tokens if usage else self.system_tokens + older + estimate_tokens(text)
+            prompt = usage.prompt_tokens if usage else self.head_tokens + older + estimate_tokens(text)
             generated = usage.completion_tokens if usage and usage.completion_tokens else len(pieces)
             if usage and not self.kept and self.turn_count == 1:  # calibrate the system prompt's cost
                 self.system_tokens = max(1, prompt - estimate_tokens(text))
-            cost = max(prompt - self.system_tokens - older, 1) + generated + 2
+            cost = max(prompt - self.head_tokens - older, 1) + generated + 2
             self.kept.append(Exchange(text, reply, cost))
-            self.n_past = self.system_tokens + older + cost
+            self.n_past = self.head_tokens + older + cost
             stats.prompt_tokens, stats.gen_tokens, stats.cached_tokens = prompt, generated, cached
             stats.t_gen_ms = (time.perf_counter() - t0) * 1000 - stats.t_prompt_ms - stats.t_wait_ms
-            stats.stop_reason, stats.n_past, stats.n_keep = reason, self.n_past, self.system_tokens
+            stats.stop_reason, stats.n_past, stats.n_keep = reason, self.n_past, self.head_tokens
             stats.shifts, stats.discarded = self.shifts - shifts0, self.discarded - discarded0
             self.last_stats = stats
         if failure is not None:
@@ -274,7 +292,7 @@ class RemoteConversation:
         if not self.kept or not (isinstance(exc, DroppedStream) or _reset(exc)):
             return None  # a timeout: a slow server, not a small one
         before = self._snapshot()
-        sent = self.system_tokens + sum(ex.tokens for ex in self.kept) + estimate_tokens(text)
+        sent = self.head_tokens + sum(ex.tokens for ex in self.kept) + estimate_tokens(text)
         self.n_ctx, self.ctx_source = min(self.n_ctx, sent), "learned from a dropped reply"
         log.info("stream dropped before its first piece at ~%d prompt tokens: context taken below it", sent)
         self._fit(estimate_tokens(text), force=True)
@@ -291,11 +309,13 @@ class RemoteConversation:
 
     def _snapshot(self) -> tuple[Any, ...]:
         """What `_refit` changes, to put back when its guess was wrong."""
-        return list(self.kept), self.n_ctx, self.ctx_source, self.shifts, self.discarded, self.dropped_turns
+        kept, counters = list(self.kept), (self.shifts, self.discarded, self.dropped_turns)
+        return kept, self.n_ctx, self.ctx_source, counters, self.note
 
     def _restore(self, before: tuple[Any, ...]) -> None:
-        kept, self.n_ctx, self.ctx_source, self.shifts, self.discarded, self.dropped_turns = before
+        kept, self.n_ctx, self.ctx_source, counters, self.note = before
         self.kept = list(kept)
+        self.shifts, self.discarded, self.dropped_turns = counters
 
     def _learned_notice(self) -> str:
         return (
@@ -335,7 +355,7 @@ class RemoteConversation:
         return {
             "n_past": self.n_past,
             "n_ctx": self.n_ctx,
-            "n_keep": self.system_tokens,
+            "n_keep": self.head_tokens,
             "shifts": self.shifts,
             "discarded": self.discarded,
             "dropped_turns": self.dropped_turns,
@@ -348,10 +368,22 @@ class RemoteConversation:
         """Go on under `persona` from the next request (its head changes once: a cache miss)."""
         self.persona, self.system_prompt = persona, persona.render()
 
+    def remembered(self) -> list[Fact]:
+        """The facts a memory note holds (memory.py; none with memory off)."""
+        return known_facts(self.history, self.forgotten) if self.config.memory else []
+
+    def forget(self, key: str) -> None:
+        """Fact `key` leaves the memory note: a note that holds it is rewritten now."""
+        self.forgotten.add(key)
+        if self.note:
+            self.note = note_text(self.remembered())
+
     def reset(self) -> None:
         """A new conversation (its system prompt is rendered anew)."""
         self.kept.clear()
         self.history.clear()
+        self.note = ""
+        self.forgotten.clear()
         self.system_prompt = self.persona.render()
         self.turn_count = self.shifts = self.discarded = self.dropped_turns = 0
         self.n_past = self.system_tokens
@@ -360,35 +392,15 @@ class RemoteConversation:
     def close(self) -> None:
         self.client.close()
 
-    # ----- sessions --------------------------------------------------------------------------------
+    # ----- sessions (remote_session.py) ----------------------------------------------------------
     def save_session(self, directory: Path) -> None:
         """Atomically write the conversation (its exact request head included) to `directory`."""
-        saved = remote_session.SavedRemote(
-            self.persona.fingerprint(), self.system_prompt, self.system_tokens, self.kept, self.history,
-            self.turn_count, self.shifts, self.discarded, self.dropped_turns,
-        )  # fmt: skip
-        remote_session.write(directory / REMOTE, saved)
+        remote_session.save(self, directory / REMOTE)
 
     def load_session(self, directory: Path) -> LoadResult:
         """Resume: the same request head as before (the server's cache may still hold it). With
         another persona the conversation goes on under the new system prompt."""
-        path = directory / REMOTE
-        if not path.exists():
-            return LoadResult(False)
-        try:
-            saved = remote_session.read(path)
-        except (OSError, ValueError) as exc:
-            log.warning("remote session %s unreadable (%s)", path, exc)
-            return LoadResult(False, message=CORRUPT)
-        self.kept, self.history = saved.kept, saved.history
-        self.turn_count, self.shifts, self.discarded = saved.turn_count, saved.shifts, saved.discarded
-        self.dropped_turns = saved.dropped_turns
-        if saved.persona == self.persona.fingerprint():
-            self.system_prompt, self.system_tokens = saved.system_prompt, saved.system_tokens
-            return LoadResult(True)
-        return LoadResult(
-            False, message="The new persona applies from your next message; earlier turns stay as they were."
-        )
+        return remote_session.load(self, directory / REMOTE)
 
 
 def describe_server(url: str, model: str = "") -> str:

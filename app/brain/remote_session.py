@@ -2,18 +2,27 @@
 resume with the same request head as before, so the server's prompt cache may still hold it.
 
 The file is the user's: read without trusting it (a damaged or hand-edited file is refused as
-a whole with ValueError, never half-applied), written atomically. Pure functions; any thread.
+a whole with ValueError, never half-applied), written atomically. `write`/`read` are pure
+functions (any thread); `save`/`load` move a conversation to and from the file (its owner thread).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+import logging
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from app.brain.records import Exchange, Message
+from app.brain.records import Exchange, LoadResult, Message
+from app.brain.session_files import CORRUPT
 from app.system.paths import private_dir, write_private
 from app.system.typed_json import typed_fields
+
+if TYPE_CHECKING:
+    from app.brain.remote import RemoteConversation
+
+log = logging.getLogger(__name__)
 
 VERSION = 1
 
@@ -31,6 +40,8 @@ class SavedRemote:
     shifts: int = 0
     discarded: int = 0
     dropped_turns: int = 0
+    note: str = ""  # the memory note in the request head
+    forgotten: list[str] = field(default_factory=list)  # fact keys the user asked to forget
 
 
 def write(path: Path, saved: SavedRemote) -> None:
@@ -43,6 +54,8 @@ def write(path: Path, saved: SavedRemote) -> None:
         "kept": [asdict(ex) for ex in saved.kept],
         "history": [asdict(m) for m in saved.history],
         "counters": [saved.turn_count, saved.shifts, saved.discarded, saved.dropped_turns],
+        "note": saved.note,
+        "forgotten": saved.forgotten,
     }
     write_private(path, json.dumps(data, ensure_ascii=False, indent=1))
 
@@ -68,10 +81,49 @@ def read(path: Path) -> SavedRemote:
     counters = head["counters"]
     if len(counters) != 4 or min(counters) < 0:
         raise ValueError("damaged counters")
+    note, forgotten = data.get("note", ""), data.get("forgotten", [])  # older files have neither
+    if (
+        not isinstance(note, str)
+        or not isinstance(forgotten, list)
+        or not all(isinstance(k, str) for k in forgotten)
+    ):
+        raise ValueError("the memory note or the forgotten facts are damaged")
+    turns, shifts, discarded, dropped = counters
     return SavedRemote(
         head["persona"], head["system_prompt"], head["system_tokens"], exchanges,
-        [Message.from_dict(m) for m in history], *counters,
+        [Message.from_dict(m) for m in history], turns, shifts, discarded, dropped, note, forgotten,
     )  # fmt: skip
+
+
+def save(conv: RemoteConversation, path: Path) -> None:
+    """Atomically write `conv` (its exact request head included) to `path`."""
+    saved = SavedRemote(
+        conv.persona.fingerprint(), conv.system_prompt, conv.system_tokens, conv.kept, conv.history,
+        conv.turn_count, conv.shifts, conv.discarded, conv.dropped_turns, conv.note, sorted(conv.forgotten),
+    )  # fmt: skip
+    write(path, saved)
+
+
+def load(conv: RemoteConversation, path: Path) -> LoadResult:
+    """Resume `conv` from `path`: the same request head as before (the server's cache may
+    still hold it); under another persona it goes on with the new system prompt."""
+    if not path.exists():
+        return LoadResult(False)
+    try:
+        saved = read(path)
+    except (OSError, ValueError) as exc:
+        log.warning("remote session %s unreadable (%s)", path, exc)
+        return LoadResult(False, message=CORRUPT)
+    conv.kept, conv.history = saved.kept, saved.history
+    conv.turn_count, conv.shifts, conv.discarded = saved.turn_count, saved.shifts, saved.discarded
+    conv.dropped_turns = saved.dropped_turns
+    conv.note, conv.forgotten = saved.note, set(saved.forgotten)
+    if saved.persona == conv.persona.fingerprint():
+        conv.system_prompt, conv.system_tokens = saved.system_prompt, saved.system_tokens
+        return LoadResult(True)
+    return LoadResult(
+        False, message="The new persona applies from your next message; earlier turns stay as they were."
+    )
 
 
 @dataclass

@@ -37,6 +37,7 @@ def remote_config(args: argparse.Namespace):
         temperature=args.temp,
         top_p=args.top_p,
         seed=args.seed,
+        memory=args.memory,
     )
 
 

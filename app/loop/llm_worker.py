@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.brain.brain import Brain, change_persona, forget, load_session, open_brain, remembered, save_session
+from app.brain.brain import Brain, change_persona, load_session, open_brain, save_session
 from app.brain.memory import told_to_you
 from app.brain.persona import Persona
 from app.brain.session_files import PERSONA_CHANGED, read_history
@@ -89,12 +89,12 @@ class LlmWorker:
 
     # ----- the llm thread ----------------------------------------------------------------------
     def _report_memory(self) -> None:
-        facts = remembered(self.brain) if self.brain is not None else []
+        facts = self.brain.remembered() if self.brain is not None else []
         self._emit(Event("memory", {"facts": [(f.key, told_to_you(f)) for f in facts]}))
 
     def _forget(self, key: str) -> None:
         if self.brain is not None:
-            forget(self.brain, key)
+            self.brain.forget(key)
             if self.responder is not None:
                 self.responder.save_session()
         self._report_memory()

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.brain.brain import Brain, BrainError, load_session, remembered, save_session
+from app.brain.brain import Brain, BrainError, load_session, save_session
 from app.brain.records import Message
 from app.loop.events import Event, State, unanswered
 from app.loop.turn import Turn
@@ -272,7 +272,7 @@ class Responder:
         details, the context's fill and what the memory note holds."""
         stats = self.conversation.context_stats()
         history = repr([dataclasses.asdict(m) for m in self.conversation.history])
-        kept = [f.key for f in remembered(self.conversation)]  # a Forget changes only this
+        kept = [f.key for f in self.conversation.remembered()]  # a Forget changes only this
         return (self.session_dir, history, stats.get("n_past"), stats.get("shifts"), kept)
 
     def _begin_reply(self, turn: Turn) -> None:
