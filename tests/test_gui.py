@@ -310,7 +310,7 @@ def test_global_ptt_on_x11_sees_keys_outside_the_window(x11) -> None:
     assert r.stdout.strip() == "['press', 'release']"
 
 
-def test_what_i_remember_lists_the_facts_and_forgets_one(qtbot, config_dir, virtual_audio) -> None:
+def test_what_i_remember_lists_the_facts_and_forgets_one(qtbot, config_dir, virtual_audio, tmp_path) -> None:
     """Conversation → What I remember: what the user told is listed; Forget takes it out of the
     conversation's memory (kept with the saved conversation) and the list comes back without it."""
     w = open_window(qtbot)
@@ -330,4 +330,7 @@ def test_what_i_remember_lists_the_facts_and_forgets_one(qtbot, config_dir, virt
     qtbot.waitUntil(lambda: [k for k, _s in panel.facts] == ["name"], timeout=30000)
     brain = w.bridge.assistant.llm.brain
     assert brain.forgotten == {"home"}
+    w.export_to(tmp_path / "c.md", "md")  # an export lists what is remembered, as the panel does
+    md = (tmp_path / "c.md").read_text()
+    assert "## What Max remembers" in md and "- Their name is Robin." in md and "- They live in" not in md
     close_window(w)

@@ -43,6 +43,7 @@ __all__ = ["Brain", "BrainError", "load_session", "open_brain", "save_session"]
 class Brain(Protocol):
     persona: Persona
     history: list[Message]
+    forgotten: set[str]  # fact keys the memory note leaves out (memory.py)
     last_stats: TurnStats | None
     system_prompt: str
     reads_end_of_turn: bool  # the gate of a tentative turn gets the model's end-of-turn probability

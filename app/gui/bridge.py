@@ -128,6 +128,11 @@ class AssistantBridge(QObject):
         conv = self.assistant.conversation if self.assistant else None
         return list(conv.history) if conv else []
 
+    def forgotten(self) -> set[str]:
+        """The fact keys the open conversation's memory leaves out (for an export)."""
+        conv = self.assistant.conversation if self.assistant else None
+        return set(conv.forgotten) if conv else set()
+
     def shutdown(self, timeout: float = 1.8) -> None:
         """Blocking, bounded: used when the window closes."""
         if self.assistant is not None:

@@ -289,7 +289,8 @@ class MainWindow(QMainWindow):
             self.export_to(path, fmt)
 
     def export_to(self, path: Path, fmt: str) -> None:
-        problem = history.export(self.bridge.history(), self.settings.person, self.settings.bot, path, fmt)
+        s = self.settings
+        problem = history.export(self.bridge.history(), s.person, s.bot, path, fmt, self.bridge.forgotten())
         if problem:
             self.banners.show_message("export", f"Could not save the conversation to {path}: {problem}")
         else:
