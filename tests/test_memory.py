@@ -195,3 +195,24 @@ def test_a_forgotten_fact_is_gone_from_the_next_replys_context(llm_model: Path) 
     c.say(FILLER[3])
     assert_consistent(c)
     c.close()
+
+
+def test_restating_a_fact_is_no_repetition_for_the_sampler(llm_model: Path) -> None:
+    """DRY forbids extending what the model already said; a remembered fact's value in its
+    earlier replies is a sequence breaker in what the sampler reads, so "Your name is Robin"
+    may be said again. The rest of the reply is still read as it was."""
+    c = make(llm_model)
+    c.say("My name is Robin.")
+    assert c.amend_last_reply("Nice to meet you, Robin! Your name is Robin.", interrupted=False)
+    robin = c.llama.tokenize(b" Robin", add_bos=False, special=False)
+    replies, read = c.own_replies(), c.sampler_history()
+    text = c.llama.detokenize(read).decode()
+    assert "Robin" in c.llama.detokenize(replies).decode() and "Robin" not in text
+    assert text == "Nice to meet you,\n! Your name is\n.", text
+    assert all(t not in read for t in robin)
+    off = make(llm_model, memory=False)
+    off.say("My name is Robin.")
+    off.amend_last_reply("Your name is Robin.", interrupted=False)
+    assert off.sampler_history() == off.own_replies()  # memory off: read as said
+    off.close()
+    c.close()

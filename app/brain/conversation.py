@@ -57,6 +57,8 @@ class Conversation(KvContext):
         super().__init__(config, persona, llama)
         self._terminal = terminal_tokens(self.llama)  # ". ? !" for the end-of-turn probability
         self._sampler = Sampler(config.sampling, self._vocab, self.llama.n_vocab(), self.n_ctx)
+        newline = self._tokenize([Part("\n", False)])
+        self._newline = newline[0] if len(newline) == 1 else None  # DRY's sequence breaker
         self.history: list[Message] = []
         self.forgotten: set[str] = set()  # fact keys the user asked to forget (memory.py)
         self.turn_count = 0
@@ -76,6 +78,26 @@ class Conversation(KvContext):
         self.forgotten.add(key)
         if self.ledger.note_in_cache:
             self.drop_notes()
+
+    def sampler_history(self) -> list[int]:
+        """The model's own replies as the sampler reads them: each remembered fact's value
+        ("Robin", "Porto") is replaced by a sequence breaker, so restating a fact the user told
+        ("Your name is Robin") is not a repetition DRY forbids; anything else still is."""
+        tokens = self.own_replies()
+        values = {f.value for f in self.remembered()}
+        if not values or self._newline is None:
+            return tokens
+        runs = [self._tokenize([Part(f"{lead}{v}", False)]) for v in values for lead in ("", " ")]
+        out, i = [], 0
+        while i < len(tokens):
+            run = next((r for r in runs if r and tokens[i : i + len(r)] == r), None)
+            if run is None:
+                out.append(tokens[i])
+                i += 1
+            else:
+                out.append(self._newline)
+                i += len(run)
+        return out
 
     def _memory_note(self) -> list[int]:
         """The note's tokens: as many of the newest facts as fit in a quarter of the space (at
@@ -149,7 +171,7 @@ class Conversation(KvContext):
         reply = ReplyText(self.format.stop_strings)
         pending: int | None = None
         reason, tail, withdrawn = "max_tokens", "", False
-        self._sampler.start_turn(self.own_replies(), self.seeds.next_variant())
+        self._sampler.start_turn(self.sampler_history(), self.seeds.next_variant())
         self.ledger.mark_reply()
         try:
             for _ in range(self.config.max_tokens):

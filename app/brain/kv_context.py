@@ -215,6 +215,11 @@ class KvContext:
         self.ledger.begin_turn()
         note = self._begin_with_note()
         self._eval(note + self._user_head)
+        if not note and self._note_due and self._memory_note():
+            # Making room for the opening shifted the note out: write it before the opening.
+            self._rollback(len(self._user_head))
+            note = self._begin_with_note()
+            self._eval(note + self._user_head)
         self._primed, self._primed_note = note + self._user_head, len(note)
 
     def unprime(self) -> None:
