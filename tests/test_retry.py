@@ -120,8 +120,10 @@ def test_retry_keeps_the_earlier_answers_and_either_can_be_gone_on_from(
     qtbot.waitUntil(lambda: len(w.chat.messages) == 2 and bool(w.chat.messages[1].latency), timeout=60000)
     settled(qtbot, w, stop=False)
     first = w.chat.messages[1].text
-    w.chat.anchorClicked.emit(QUrl("retry:1"))
-    qtbot.waitUntil(lambda: len(w.chat.messages[1].versions) == 2, timeout=60000)
+    w.chat.anchorClicked.emit(QUrl("retry:1"))  # the reply leaves the chat until the new one comes
+    qtbot.waitUntil(
+        lambda: len(w.chat.messages) == 2 and len(w.chat.messages[1].versions) == 2, timeout=60000
+    )
     settled(qtbot, w, stop=False)
     second = w.chat.messages[1].text
     assert w.chat.messages[1].versions == [first, second] and w.chat.messages[1].version == 1

@@ -12,17 +12,33 @@ import json
 import logging
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from app.brain.persona import Persona
 from app.brain.records import Exchange, LoadResult, Message
 from app.brain.session_files import CORRUPT
 from app.system.paths import private_dir, write_private
 from app.system.typed_json import typed_fields
 
-if TYPE_CHECKING:
-    from app.brain.remote import RemoteConversation
-
 log = logging.getLogger(__name__)
+
+
+class RemoteState(Protocol):
+    """What a remote conversation keeps between runs (`RemoteConversation`; named here as a
+    protocol so this module does not import the brain that imports it)."""
+
+    persona: Persona
+    system_prompt: str
+    system_tokens: int
+    kept: list[Exchange]
+    history: list[Message]
+    turn_count: int
+    shifts: int
+    discarded: int
+    dropped_turns: int
+    note: str
+    forgotten: set[str]
+
 
 VERSION = 1
 
@@ -95,7 +111,7 @@ def read(path: Path) -> SavedRemote:
     )  # fmt: skip
 
 
-def save(conv: RemoteConversation, path: Path) -> None:
+def save(conv: RemoteState, path: Path) -> None:
     """Atomically write `conv` (its exact request head included) to `path`."""
     saved = SavedRemote(
         conv.persona.fingerprint(), conv.system_prompt, conv.system_tokens, conv.kept, conv.history,
@@ -104,7 +120,7 @@ def save(conv: RemoteConversation, path: Path) -> None:
     write(path, saved)
 
 
-def load(conv: RemoteConversation, path: Path) -> LoadResult:
+def load(conv: RemoteState, path: Path) -> LoadResult:
     """Resume `conv` from `path`: the same request head as before (the server's cache may
     still hold it); under another persona it goes on with the new system prompt."""
     if not path.exists():
