@@ -167,6 +167,8 @@ def _restore_state(conv: Conversation, directory: Path, meta: dict[str, Any]) ->
         return f"ledger unreadable ({exc!r})"
     if ledger.n_past != n_past or ledger.n_keep != conv.ledger.n_keep:
         return "ledger does not match the saved token count"
+    if any(not 0 <= k <= n for k, n in zip(ledger.notes, ledger.turns, strict=True)):
+        return "ledger holds a memory note larger than its turn"
     cap = conv.n_ctx
     tokens = (llama_cpp.llama_token * cap)()
     n_out = ctypes.c_size_t(0)
