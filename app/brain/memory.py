@@ -18,12 +18,20 @@ Pure functions; any thread.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from app.brain.facts import Fact, extract_facts
 from app.brain.records import Message
 
 MAX_FACTS = 24  # the newest this many facts; older ones are left out of the note
 HEADER = "What the user told you about themselves earlier:"
+
+
+@lru_cache(maxsize=4096)
+def _facts_in(text: str) -> tuple[Fact, ...]:
+    """One message's facts, remembered by text: the note is rebuilt from the whole history
+    before every reply (the sampler reads it), and a message's facts never change."""
+    return tuple(extract_facts(text))
 
 
 def known_facts(history: Sequence[Message], forgotten: Iterable[str] = ()) -> list[Fact]:
@@ -33,7 +41,7 @@ def known_facts(history: Sequence[Message], forgotten: Iterable[str] = ()) -> li
     for message in history:
         if message.role != "user":
             continue
-        for fact in extract_facts(message.text):
+        for fact in _facts_in(message.text):
             facts.pop(fact.key, None)
             facts[fact.key] = fact
     skip = set(forgotten)
