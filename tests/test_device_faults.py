@@ -32,7 +32,7 @@ def test_microphone_unplugged_mid_utterance_and_back(
     sound on the fallback monitor is not heard as speech; after replugging, the next press works."""
     said = espeak("What is the weather like today?", speech_dir / "weather.wav", wpm=140)
     desktop = espeak("Banana banana banana banana.", speech_dir / "banana.wav", wpm=140)
-    later = espeak("What is two plus two?", speech_dir / "two.wav", wpm=140)
+    later = espeak("What is the capital of France?", speech_dir / "france.wav", wpm=140)
     rec = Recorder()
     a = make(llm_model, whisper_model, rec, max_tokens=8)
     spec = ""
@@ -58,7 +58,8 @@ def test_microphone_unplugged_mid_utterance_and_back(
         time.sleep(0.3)
         a.release()
         second = rec.wait_for("user", 90).data["text"].lower()
-        assert "two" in second or "2" in second, second
+        # a word with no homophone: whisper tiny once heard "two plus two" as "to plus to"
+        assert "france" in second, second
     finally:
         if spec:
             virtual_audio.load_module(spec)
