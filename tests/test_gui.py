@@ -229,8 +229,8 @@ def test_export_markdown_and_json(qtbot, config_dir, virtual_audio, tmp_path) ->
     w = open_window(qtbot)
     w.bridge.send_text("Hello there!")
     qtbot.waitUntil(lambda: len(w.chat.messages) == 2 and bool(w.chat.messages[1].latency), timeout=60000)
-    w.export_to(tmp_path / "c.md", "md")
-    w.export_to(tmp_path / "c.json", "json")
+    w.tools.export_to(tmp_path / "c.md", "md")
+    w.tools.export_to(tmp_path / "c.json", "json")
     md = (tmp_path / "c.md").read_text()
     assert "**Sam**" in md and "Hello there!" in md and "**Max**" in md
     import json
@@ -315,7 +315,7 @@ def test_what_i_remember_lists_the_facts_and_forgets_one(qtbot, config_dir, virt
     conversation's memory (kept with the saved conversation) and the list comes back without it."""
     w = open_window(qtbot)
     w.menu_actions["memory"].trigger()
-    panel = w.memory_panel
+    panel = w.tools.memory_panel
     assert panel is not None and panel.isVisible()
     w.bridge.send_text("My name is Robin. I live in Porto.")
     settled(qtbot, w)
@@ -330,7 +330,7 @@ def test_what_i_remember_lists_the_facts_and_forgets_one(qtbot, config_dir, virt
     qtbot.waitUntil(lambda: [k for k, _s in panel.facts] == ["name"], timeout=30000)
     brain = w.bridge.assistant.llm.brain
     assert brain.forgotten == {"home"}
-    w.export_to(tmp_path / "c.md", "md")  # an export lists what is remembered, as the panel does
+    w.tools.export_to(tmp_path / "c.md", "md")  # an export lists what is remembered, as the panel does
     md = (tmp_path / "c.md").read_text()
     assert "## What Max remembers" in md and "- Their name is Robin." in md and "- They live in" not in md
     close_window(w)

@@ -373,7 +373,7 @@ def test_plain_words_for_memory_models_voices_export_and_first_run(
     text = w.gauge.text()
     assert text.startswith("Memory ") and "%" in text and "older turns set aside: 0" in text
     assert "tokens" not in text and "tokens" in w.gauge.toolTip()
-    w.export_to(tmp_path / "talk.md", "md")
+    w.tools.export_to(tmp_path / "talk.md", "md")
     assert str(tmp_path / "talk.md") in w.banners.messages()["export"]
     shot(w, "plain-gauge-and-export")
     close_window(w)

@@ -36,7 +36,7 @@ def test_sessions_settings_and_exports_are_private(llm_model, config_dir, tmp_pa
 
         w = MainWindow(AppSettings())
         qtbot.addWidget(w)
-        w.export_to(tmp_path / "talk.md", "md")
+        w.tools.export_to(tmp_path / "talk.md", "md")
         assert mode(tmp_path / "talk.md") == 0o600
         w.close()
     finally:

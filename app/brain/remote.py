@@ -35,13 +35,10 @@ Threading: owned by one thread (the llm thread); `cancel` may be set from any th
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import re
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -56,12 +53,12 @@ from app.brain.memory import known_facts, note_text
 from app.brain.persona import Persona
 from app.brain.records import BrainError, Exchange, LoadResult, Message, RemoteConfig, TurnStats
 from app.brain.retry_seeds import RetrySeeds
+from app.brain.server_probe import first_model, server_context
 from app.brain.server_replies import DroppedStream, Reading, context_size_in, explain, read_reply
 from app.brain.session_files import REMOTE
 from app.brain.user_turn import TurnGate, ask
 
 log = logging.getLogger(__name__)
-DEFAULT_N_CTX = 4096  # when the server cannot say and none is configured
 TURN_OVERHEAD = 8  # template tokens around one message (role markers, end of turn)
 
 
@@ -90,8 +87,13 @@ class RemoteConversation:
             timeout=openai.Timeout(config.stall_timeout_s, connect=config.connect_timeout_s),
         )
         self.model = config.model  # named in messages: set before the first request
-        self.model = self.model or self._first_model()
-        self.n_ctx, self.ctx_source = self._server_context()
+        try:
+            self.model = self.model or first_model(self.client, self.url)
+        except BrainError:
+            raise
+        except Exception as exc:
+            raise self._explain(exc) from exc
+        self.n_ctx, self.ctx_source = server_context(config, self.url, self.model)
         self.system_prompt = self.persona.render()
         self.system_tokens = estimate_tokens(self.system_prompt)
         self.kept: list[Exchange] = []  # the exchanges sent with each request, oldest first
@@ -105,43 +107,6 @@ class RemoteConversation:
         log.info("remote brain: %s at %s, context %d (%s)", self.model, self.url, self.n_ctx, self.ctx_source)
 
     # ----- the server -------------------------------------------------------------------------
-    def _first_model(self) -> str:
-        try:
-            models = [m.id for m in self.client.models.list()]
-        except Exception as exc:
-            raise self._explain(exc) from exc
-        if not models:
-            raise BrainError(f"The server at {self.url} offers no model; load one there or pass --llm-model.")
-        return models[0]
-
-    def _server_context(self) -> tuple[int, str]:
-        """The server's context size and where it came from (configured, /props, /api/show)."""
-        if self.config.n_ctx:
-            return self.config.n_ctx, "configured"
-        root = re.sub(r"/v1$", "", self.url)
-        props = self._get_json(f"{root}/props")
-        if props:  # llama-server
-            n = props.get("default_generation_settings", {}).get("n_ctx") or props.get("n_ctx")
-            if n:
-                return int(n), "llama-server /props"
-        show = self._get_json(f"{root}/api/show", {"model": self.model})
-        if show:  # Ollama: its /v1 uses num_ctx, not the model's maximum context
-            found = re.search(r"num_ctx\s+(\d+)", str(show.get("parameters", "")))
-            return (int(found.group(1)), "ollama num_ctx") if found else (2048, "ollama default")
-        return DEFAULT_N_CTX, "default"
-
-    def _get_json(self, url: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        """GET (or POST `body`) a JSON object from the server; {} when it has no such endpoint."""
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(url, data, {"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(request, timeout=self.config.connect_timeout_s) as response:
-                found = json.loads(response.read())
-        except (OSError, ValueError) as exc:  # urllib's HTTPError/URLError are OSErrors
-            log.debug("%s: %s", url, exc)
-            return {}
-        return found if isinstance(found, dict) else {}
-
     def _explain(self, exc: Exception) -> BrainError:
         return explain(exc, self.url, self.model, self.config)
 

@@ -6,7 +6,6 @@ sends the user's intents to the AssistantBridge. GUI thread only."""
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QEvent, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
@@ -21,16 +20,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.brain import history
 from app.gui.banners import BannerArea
 from app.gui.bridge import AssistantBridge
 from app.gui.chat_feed import ChatFeed
 from app.gui.chat_view import HANDS_FREE_HINT, PTT_HINT, ChatView
+from app.gui.conversation_tools import ConversationTools
 from app.gui.conversations import Conversations
-from app.gui.export_path import APP_SUFFIX, ask_export_path
+from app.gui.export_path import APP_SUFFIX
 from app.gui.hotkey import GlobalHotkey
 from app.gui.keys import WindowKeys
-from app.gui.memory_panel import MemoryPanel
 from app.gui.menus import MenuActions, build_menus
 from app.gui.model_setup import ModelSetup
 from app.gui.problems import Problems
@@ -172,15 +170,17 @@ class MainWindow(QMainWindow):
             draft=self.input,
             show_title=lambda title: self.setWindowTitle(f"{title}{APP_SUFFIX}"),
         )
-        self.memory_panel: MemoryPanel | None = None  # made when first opened
+        self.tools = ConversationTools(
+            self, self.bridge, self.banners, lambda: self.settings, lambda: self.conversations.title
+        )
         self.menu_actions = build_menus(
             self,
             MenuActions(
                 self.conversations.new,
                 self.bridge.retry,
-                lambda: self.export("md"),
-                lambda: self.export("json"),
-                self.show_memory,
+                lambda: self.tools.export("md"),
+                lambda: self.tools.export("json"),
+                self.tools.show_memory,
                 self.open_settings,
                 self.set_muted,
                 self.set_theme,
@@ -270,32 +270,6 @@ class MainWindow(QMainWindow):
         self.input.clear()
         self.bridge.send_text(text)
 
-    def show_memory(self) -> None:
-        """Conversation → What I remember: the panel, filled when the llm thread answers."""
-        if self.memory_panel is None:
-            self.memory_panel = MemoryPanel(self)
-            self.memory_panel.forget_requested.connect(self.bridge.forget)
-        self.memory_panel.show()
-        self.memory_panel.raise_()
-        self.bridge.report_memory()
-
-    def _on_memory(self, d: dict) -> None:
-        if self.memory_panel is not None:
-            self.memory_panel.set_facts(d["facts"])
-
-    def export(self, fmt: str) -> None:
-        """Conversation → Export: a file dialog, then `export_to`."""
-        if path := ask_export_path(self, self.conversations.title, fmt):
-            self.export_to(path, fmt)
-
-    def export_to(self, path: Path, fmt: str) -> None:
-        s = self.settings
-        problem = history.export(self.bridge.history(), s.person, s.bot, path, fmt, self.bridge.forgotten())
-        if problem:
-            self.banners.show_message("export", f"Could not save the conversation to {path}: {problem}")
-        else:
-            self.banners.show_message("export", f"Conversation saved to {path}", kind="info")
-
     def open_settings(self) -> None:
         from app.gui.settings_dialog import SettingsDialog
 
@@ -344,6 +318,9 @@ class MainWindow(QMainWindow):
         self.chat.can_retry = state == "idle"
         if state not in ("speaking", "thinking"):
             self.feed.speech_ended()
+
+    def _on_memory(self, d: dict) -> None:
+        self.tools.on_memory(d)
 
     def _on_level(self, d: dict) -> None:
         self.ptt.set_input_level(d["rms"])

@@ -16,8 +16,8 @@ of the reply, closed with the end-of-turn tokens (`Responder.settle_heard`).
 
 Early transcription, tentative turns and continuation (hearing.py, tentative_turns.py,
 continuation.py): whisper starts at a short pause and its text starts a turn at once, held until
-the end of speech confirms it; speech soon after a turn ended takes that turn back. Hands-free,
-the silence that ends a turn is set by the words (turn_end.py). docs/architecture.md tells why.
+the end of speech confirms it; speech soon after a turn ended takes that turn back. Blocks to
+utterances (barge-in, segments, end-of-turn silence): utterances.py. docs/architecture.md: why.
 
 Events go to `on_event(Event)` from the worker threads; adapters (terminal, Qt) marshal them.
 Each turn ends with a `turn` event carrying its latency stamps (ms after the end of speech).
@@ -42,7 +42,7 @@ from app.ears import vad
 from app.ears.echo import EchoGuard
 from app.ears.microphone import Level, Microphone
 from app.ears.transcriber import names_prompt
-from app.ears.vad import RATE, Segmenter, SegmentEvent
+from app.ears.vad import Segmenter, SegmentEvent
 from app.loop.assistant_config import AssistantConfig
 from app.loop.continuation import Continuation
 from app.loop.devices import DeviceFaults
@@ -53,7 +53,7 @@ from app.loop.mic_control import MicControl
 from app.loop.responder import Responder
 from app.loop.tentative_turns import TentativeTurns
 from app.loop.turn import Turn
-from app.loop.turn_end import end_silence_ms
+from app.loop.utterances import AssistantView, Utterances
 from app.loop.voice_control import VoiceControl
 from app.voice.speaker import SpeakerConfig, SpeakerEvent
 
@@ -75,8 +75,6 @@ class Assistant:
         self.segmenter.base_end_ms = config.turn_end.base_ms(config.vad.end_silence_ms)
         self._listening = False
         self.llm = LlmWorker(config, self.emit, self._set_state, self._error, lambda: self._listening)
-        self.llm.on_loaded = self._brain_loaded
-        self.llm.on_end_of_turn = self._end_of_turn_known
         self.tentative = TentativeTurns(self.llm.put)  # turns started at a pause
         self.continuation = Continuation(config.turn_end.continue_ms)  # turns ended at a pause
         self.hearing = Hearing(
@@ -93,6 +91,22 @@ class Assistant:
             self._aborting,
         )
         self._stt_q = self.hearing.queue  # (audio, t_speech_end, end_sample, final, ended): hearing.py
+        view = AssistantView(
+            config=lambda: self.config,
+            state=lambda: self.state,
+            listening=lambda: self._listening,
+            voice_busy=lambda: self.voice.busy,
+            responder=lambda: self.responder,
+            interrupt=self.interrupt,
+            take_back=self.llm.put,
+            release=self.release,
+            resumed=self.hearing.resumed,
+            emit=self.emit,
+            set_state=self._set_state,
+        )
+        self.utterances = Utterances(view, self.segmenter, self.echo, self.continuation, self._stt_q)
+        self.llm.on_loaded = self.utterances.brain_loaded
+        self.llm.on_end_of_turn = self.utterances.end_of_turn_known
         self._closed = False
         self._life = threading.Lock()  # start() and shutdown() exclude each other
         self._threads: list[threading.Thread] = []
@@ -195,7 +209,7 @@ class Assistant:
         self.tentative.withdraw()
         r = self.responder
         was = self.state
-        speaking = self._silence()  # first: the speaker's sentence_cut says what was heard
+        speaking = self.voice.silence()  # first: the speaker's sentence_cut says what was heard
         # The reply was written and only its voice was left: a stopped voice sends no
         # queue_empty, so nothing else would say that the assistant is idle again.
         idle = speaking and not self._answering() and not self._listening
@@ -232,12 +246,8 @@ class Assistant:
         for turn in (r.current, r.speaking) if r else ():
             if turn is not None:
                 turn.voice_off = True
-        speaking = self._silence()
+        speaking = self.voice.silence()
         return speaking or (r is not None and r.current is not None)
-
-    def _silence(self) -> bool:
-        """Stop the voice if it is speaking (the echo guard is told); True if it was."""
-        return self.voice.silence()
 
     def new_conversation(self) -> None:
         """Forget this conversation (its session is overwritten) and start afresh."""
@@ -319,66 +329,10 @@ class Assistant:
         self._error(message, "microphone")
 
     def _on_mic_block(self, block: np.ndarray) -> None:
-        cap = self.config.vad.max_utterance_s
-        if self._listening and self.mic is not None and self.mic.utterance_s >= cap:
-            # Push-to-talk held past the cap: transcribe what we have rather than lose its head.
-            self.emit(Event("notice", {"message": "long utterance: sent at the configured limit"}))
-            self.release()
-            return
-        if self._listening:  # push-to-talk: pauses start whisper early (hearing.py)
-            self.segmenter.feed(block)
-            return
-        if not self.config.hands_free or self.state == State.LOADING:
-            return
-        verdict = self.echo.mic_block(block, self.segmenter.in_speech)
-        playing = self.voice.busy
-        if verdict.barge and (self.state in (State.THINKING, State.SPEAKING) or playing):
-            log.info("barge-in: the user is talking over the assistant")
-            self.interrupt()
-            self.emit(Event("notice", {"message": "barge-in"}))
-        if verdict.audio is not None:
-            self.segmenter.feed(verdict.audio)
-        else:
-            self.segmenter.reset()
-            if (head := self.continuation.dropped()) is not None:  # its words are heard alone
-                self._stt_q.put((head.audio, head.t_end, -1, True, head))
+        self.utterances.mic_block(block, self.mic.utterance_s if self.mic is not None else None)
 
     def _on_segment(self, ev: SegmentEvent) -> None:
-        if self._listening and ev.kind != "pause" and ev.kind != "resumed":
-            return  # push-to-talk: the key, not the segmenter, says when the turn starts and ends
-        if ev.kind == "speech_started":
-            self._went_on()
-            self._set_state(State.LISTENING)
-            return
-        if ev.kind == "resumed":  # talking again after a pause: its early transcript is stale
-            self.hearing.resumed()
-            return
-        silence = self.segmenter.position - ev.end_sample
-        t_end = time.perf_counter() - silence / RATE
-        audio = self.continuation.prefixed(ev.audio)
-        ended = None
-        if ev.kind == "utterance":
-            ended = self.continuation.ended(audio, t_end)
-        elif ev.kind == "capped":
-            self.continuation.forget()
-            self.emit(Event("notice", {"message": "long utterance cut at the configured limit"}))
-        if ev.kind != "pause":
-            self._set_state(State.TRANSCRIBING)
-        self._stt_q.put((audio, t_end, ev.end_sample, ev.kind != "pause", ended))
-
-    def _went_on(self) -> None:
-        """Audio thread, hands-free speech began: soon after the last turn ended, the user had
-        not finished; that turn is taken back and its words head this utterance."""
-        ended = self.continuation.speech_started(time.perf_counter() - self.config.vad.min_speech_ms / 1000)
-        if ended is None:
-            return
-        gap_ms = (time.perf_counter() - ended.t_end) * 1000
-        log.info("speech %.0f ms after the end of a turn: it goes on", gap_ms)
-        turn, r = ended.turn, self.responder
-        if turn is not None and r is not None:
-            self.interrupt()
-            self.llm.put(lambda: r.take_back(turn))
-        self.emit(Event("notice", {"message": "You went on after a pause: heard as one turn"}))
+        self.utterances.on_segment(ev)
 
     def _on_speaker(self, ev: SpeakerEvent) -> None:
         turn = self.responder.speaking if self.responder else None
@@ -396,21 +350,6 @@ class Assistant:
             self._error(ev.message, "tts")
         data = {"event": ev.kind, "index": ev.index, "text": ev.text, "heard": ev.heard}
         self.emit(Event("sentence", data))
-
-    # ----- the llm thread's callbacks --------------------------------------------------------
-    def _brain_loaded(self, brain: Brain) -> None:
-        if not brain.reads_end_of_turn:  # a server: the fixed silence rule
-            self.segmenter.base_end_ms = self.config.vad.end_silence_ms
-
-    def _end_of_turn_known(self, turn: Turn) -> None:
-        """llm thread: a tentative turn's words are evaluated; their end-of-turn probability
-        sets the silence that ends this utterance (turn_end.py)."""
-        c = self.config
-        ms = end_silence_ms(turn.end_of_turn, c.turn_end, c.vad.end_silence_ms, turn.pitch_end, turn.text)
-        turn.end_silence_ms = ms
-        if not self._listening:  # push-to-talk: the release ends the turn
-            self.segmenter.set_end_silence(ms, turn.end_sample)
-        log.debug("end of turn: P=%s, pitch %s -> %d ms of silence", turn.end_of_turn, turn.pitch_end, ms)
 
     # ----- helpers -----------------------------------------------------------------------------
     @property
