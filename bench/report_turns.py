@@ -175,3 +175,29 @@ def paused_rows(rules: dict, spread) -> list[Row]:
             ),
         ]
     return out
+
+
+def turn_rules_rows(r: dict) -> list[Row]:
+    """How each turn-end rule decides on the same clips (bench/turn_rules.py), per voice family:
+    the default rules (local brain, server) against the rules without the turn model."""
+    shown = ("words+pitch (no turn model)", "both+pitch (default)", "both", "audio+pitch")
+    servers = ("server: fixed (no turn model)", "server: audio+pitch (default)")
+    out: list[Row] = []
+    for name in (*shown, *servers):
+        for family, v in r["rules_at_20ms"][name].items():
+            through, apart = v["through_early"], v["apart_early"]
+            n = int(through.split("/")[1]) + int(apart.split("/")[1])
+            early = (int(through.split("/")[0]) + int(apart.split("/")[0])) / n
+            out.append(
+                (
+                    "turn_rules",
+                    f"{name}, {family} voices: paused utterances ended early (through · apart); "
+                    "complete questions' end silence p50 · mean",
+                    f"{through} · {apart}; "
+                    f"{v['complete_silence_p50_ms']} · {v['complete_silence_mean_ms']} ms",
+                    f"≤ 10% early ({ok(early <= 0.1)})",
+                )
+            )
+    per_call = f"{r['turn_model_ms_p50']} ms"
+    out.append(("turn_rules", "turn model per call (Smart Turn v3.2, 1 thread)", per_call, ""))
+    return out

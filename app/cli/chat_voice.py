@@ -21,7 +21,7 @@ def assistant_config(args: argparse.Namespace):
     from app.ears.transcriber import SttConfig, names_prompt
     from app.ears.vad import VadConfig
     from app.loop.assistant_config import AssistantConfig
-    from app.loop.turn_end import TurnEndConfig
+    from app.loop.turn_end import TurnEndConfig, turn_model_path
     from app.voice.speaker import SpeakerConfig
 
     p = persona(args)
@@ -52,6 +52,7 @@ def assistant_config(args: argparse.Namespace):
         turn_end=TurnEndConfig(
             rule=args.turn_end, continue_ms=max(0, args.continue_ms), hold_at=max(0.0, args.pitch_hold)
         ),
+        turn_model=turn_model_path(args.turn_model),
         wake_command=args.wake_command,
         heard_ok=args.heard_ok,
         speak_command=args.speak,

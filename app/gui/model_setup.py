@@ -21,7 +21,13 @@ from app.catalog import catalog
 from app.catalog.fetch import FetchError, download_size, fetch
 
 log = logging.getLogger(__name__)
-KIND_LABEL = {"llm": "language model", "whisper": "speech recognition model", "voice": "natural voice"}
+KIND_LABEL = {
+    "llm": "language model",
+    "whisper": "speech recognition model",
+    "voice": "natural voice",
+    "turn": "turn model",
+}
+COMES_ALONG = ("voice", "turn")  # fetched with the built-in models when missing
 
 
 def missing_default(kind: str, configured: str, directory: Path | None = None) -> catalog.ModelEntry | None:
@@ -88,8 +94,9 @@ class ModelSetup(QFrame):
         """Add the missing default of `kind` to what the panel offers, and show it."""
         self._missing[kind] = entry
         log.info("model missing: %s (%s); offering to fetch it", entry.name, entry.file)
-        if "voice" not in self._missing and (voice := missing_default("voice", "")):
-            self._missing["voice"] = voice  # the built-in voice comes with the built-in models
+        for extra in COMES_ALONG:
+            if extra not in self._missing and (found := missing_default(extra, "")):
+                self._missing[extra] = found
         if self.busy():
             return
         parts = [f"the {KIND_LABEL[k]} ({e.name})" for k, e in sorted(self._missing.items())]

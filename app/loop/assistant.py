@@ -16,8 +16,8 @@ of the reply, closed with the end-of-turn tokens (`Responder.settle_heard`).
 
 Early transcription, tentative turns and continuation (hearing.py, tentative_turns.py,
 continuation.py): whisper starts at a short pause and its text starts a turn at once, held until
-the end of speech confirms it; speech soon after a turn ended takes that turn back. Blocks to
-utterances (barge-in, segments, end-of-turn silence): utterances.py. docs/architecture.md: why.
+the end of speech confirms it; speech soon after a turn ended takes that turn back; blocks to
+utterances: utterances.py. docs/architecture.md tells why.
 
 Events go to `on_event(Event)` from the worker threads; adapters (terminal, Qt) marshal them.
 Each turn ends with a `turn` event carrying its latency stamps (ms after the end of speech).
@@ -89,7 +89,9 @@ class Assistant:
             self._error,
             self._answering,
             self._aborting,
+            config.turn_model,
         )
+        self.hearing.score_pauses = lambda: self.config.hands_free
         self._stt_q = self.hearing.queue  # (audio, t_speech_end, end_sample, final, ended): hearing.py
         view = AssistantView(
             config=lambda: self.config,
@@ -323,8 +325,7 @@ class Assistant:
             self.emit(Event("output_level", {"rms": rms}))
 
     def _on_mic_error(self, message: str) -> None:
-        """The stream failed (device gone): the end of speech may never come, so a tentative
-        turn is withdrawn rather than left waiting."""
+        """The stream failed (device gone): a tentative turn is withdrawn (no end of speech comes)."""
         self.tentative.withdraw()
         self._error(message, "microphone")
 
@@ -372,8 +373,7 @@ class Assistant:
         return self.llm.responder
 
     def emit(self, event: Event) -> None:
-        """Deliver an event; a failing handler (e.g. a window being destroyed) never takes a
-        worker or audio thread down with it."""
+        """Deliver an event; a failing handler (a window being destroyed) never takes a thread down."""
         try:
             self._on_event(event)
         except Exception:

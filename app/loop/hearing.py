@@ -12,8 +12,10 @@ Items arrive on `queue` as (audio, t_speech_end, end_sample, final, ended):
   not (the next utterance holds these words; continuation.py).
 `end_sample` is a position on the clock of the segmenter that saw the pause (-1: none).
 At a pause the voice's last pitch is read against where the user's statements end (`pitch`,
-learnt from the utterances heard as words; ears/prosody.py) and goes with the tentative turn
-(loop/turn_end.py).
+learnt from the utterances heard as words; ears/prosody.py) and, hands-free (`score_pauses`), the
+audio turn model hears whether the utterance sounds finished (ears/turn_model.py, ~10–30 ms);
+both go with the tentative turn (loop/turn_end.py). A turn model that cannot load is reported
+(source "turn") and the words decide alone.
 
 Threads: `run` is the stt thread (it alone uses whisper); `resumed()` is called from the audio
 callback thread; `queue.put` from any thread.
@@ -32,6 +34,7 @@ import numpy as np
 from app.ears.early_transcription import EarlyTranscription
 from app.ears.prosody import FinalPitch
 from app.ears.transcriber import SttConfig, Transcriber, Transcript
+from app.ears.turn_model import TurnModel, TurnModelUnavailable
 from app.ears.vad import VadConfig
 from app.ears.wake import strip_wake_command
 from app.loop.continuation import Continuation, Ended
@@ -57,6 +60,7 @@ class Hearing:
         error: Callable[[str, str], None],
         answering: Callable[[], bool],
         aborting: Callable[[], bool],
+        turn_model: Path | None = None,
     ) -> None:
         """`submit` hands a turn to the llm thread; `emit`/`set_state`/`error` are the
         assistant's; `answering()`: a reply is being generated; `aborting()`: stop whisper."""
@@ -70,6 +74,9 @@ class Hearing:
         self.early: EarlyTranscription | None = None  # set once whisper loads
         self.last_utterance = np.zeros(0, np.float32)  # the last audio sent to whisper (diagnostics)
         self.pitch = FinalPitch()  # the user's voice (stt thread)
+        self.turn_model_path = turn_model
+        self.turn_model: TurnModel | None = None  # loaded after whisper (stt thread)
+        self.score_pauses: Callable[[], bool] = lambda: False  # hands-free: the turn model hears pauses
 
     def change_stt(self, stt: SttConfig) -> None:
         """Any thread: whisper's settings from the next clip on (the model stays loaded; only
@@ -90,6 +97,7 @@ class Hearing:
         try:
             self.transcriber = Transcriber(self.stt, self.vad)
             log.info("speech recognition ready (%s)", Path(self.stt.model_path).name)
+            self._load_turn_model()  # before "loaded": the first pause may need it
             self._emit(Event("loading", {"part": "whisper", "done": True}))
         except Exception as exc:  # missing/corrupt model, library failure: keep typing usable
             self._error(f"Speech recognition unavailable: {exc}", "whisper")
@@ -105,13 +113,34 @@ class Hearing:
             else:
                 self._at_end(early, audio, end_sample, t_end, ended)
 
+    def _load_turn_model(self) -> None:
+        if self.turn_model_path is None:
+            return
+        try:
+            self.turn_model = TurnModel(self.turn_model_path)
+        except TurnModelUnavailable as exc:
+            self._error(f"Hands-free turns end by your words alone: {exc}", "turn")
+
     def _at_pause(self, early: EarlyTranscription, audio: np.ndarray, end_sample: int, t_end: float) -> None:
         if not self.queue.empty():
             return
         result = early.at_pause(audio, end_sample)
         if result is not None and (text := self._turn_text(result)):
             pitch_end = self.pitch.ending(audio)
-            self.tentative.start(result, text, t_end, end_sample, lambda: early.is_current(result), pitch_end)
+            audio_end = self._sounds_finished(audio)
+            self.tentative.start(
+                result, text, t_end, end_sample, lambda: early.is_current(result), pitch_end, audio_end
+            )
+
+    def _sounds_finished(self, audio: np.ndarray) -> float | None:
+        """The turn model's P that the utterance so far is a finished turn (None: not asked)."""
+        if self.turn_model is None or not self.score_pauses():
+            return None
+        try:
+            return self.turn_model.probability(audio)
+        except Exception:  # onnxruntime failing on one clip must not cost the turn
+            log.exception("the turn model failed on a pause")
+            return None
 
     def _at_end(
         self, early: EarlyTranscription, audio: np.ndarray, end_sample: int, t_end: float, ended: Ended | None

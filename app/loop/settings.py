@@ -41,6 +41,7 @@ class AppSettings:
     end_silence_ms: int = 400  # the fixed end-of-turn rule's silence
     turn_end: str = "words"  # "words": the model says how long to wait (loop/turn_end.py); "fixed"
     continue_ms: int = 1500  # speech this soon after a turn ended continues it (0: never)
+    turn_model: str = ""  # the audio turn model: "" the catalog's, a file, or "none" (the words alone)
     language: str = "en"
     person: str = "User"
     bot: str = "Aria"
@@ -110,6 +111,7 @@ class AppSettings:
             "freq_thold",
             "end_silence_ms",
             "turn_end",
+            "turn_model",
             "continue_ms",
             "sampling",
         )
@@ -155,7 +157,7 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None) -> Assista
     from app.ears.transcriber import SttConfig, names_prompt
     from app.ears.vad import VadConfig
     from app.loop.assistant_config import AssistantConfig
-    from app.loop.turn_end import RULES, TurnEndConfig
+    from app.loop.turn_end import RULES, TurnEndConfig, turn_model_path
     from app.voice.speaker import SpeakerConfig
 
     def device(v: str) -> int | str | None:
@@ -194,5 +196,6 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None) -> Assista
         input_device=device(s.input_device),
         hands_free=s.hands_free,
         turn_end=TurnEndConfig(rule=s.turn_end if s.turn_end in RULES else "words", continue_ms=go_on),
+        turn_model=turn_model_path(s.turn_model),
         session_dir=session_dir if session_dir is not None else data_dir() / LEGACY_SESSION,
     )

@@ -62,6 +62,7 @@ class Turn:
     end_of_turn: float | None = None  # tentative: the model's P(the words are a finished turn)
     end_silence_ms: int | None = None  # tentative: the silence that then ends the turn
     pitch_end: float | None = None  # tentative: the voice's last pitch over the speaker's floor
+    audio_end: float | None = None  # tentative: the audio turn model's P(the turn is finished)
 
     def confirm(self) -> bool:
         """The end of speech came with no more words: go on. False if already withdrawn."""
@@ -101,6 +102,7 @@ class Turn:
             "end_of_turn": None if self.end_of_turn is None else round(self.end_of_turn, 5),
             "end_silence_ms": self.end_silence_ms,
             "pitch_end": None if self.pitch_end is None else round(self.pitch_end, 3),
+            "audio_end": None if self.audio_end is None else round(self.audio_end, 4),
         }
         if stats is not None:
             data.update(

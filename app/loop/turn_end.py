@@ -21,8 +21,20 @@ words' P moves with the conversation: the same head ("Tell me something interest
 statement said with the voice held up (uptalk) pays for this with `long_ms` of waiting rather
 than with a turn cut in two.
 
+The sound (ears/turn_model.py, Smart Turn v3.2, trained on people's speech): its P that the
+utterance so far is a finished turn, heard at the pause, maps linearly onto the same 0..1 scale
+between `audio_trailing_at` and `audio_finished_at` (0.5 is the model's own decision point).
+`combine` joins the two: "both" (the default) waits unless the words *and* the sound are
+finished (the smaller of the two positions), "either" the larger, "mean" their mean, "audio"
+the sound alone, "words" the words alone. A remote brain has no words' P: the sound decides
+alone. Chosen by bench/turn_rules.py (docs/architecture.md, "Turn-taking", has the numbers):
+"both" ends the fewest paused utterances early for espeak-ng's voices and the natural voice
+alike; the pitch hold still catches heads said with the voice held up, which the turn model
+misses on espeak's voices (outside what it was trained on).
+
 Until that probability is known (whisper and the prompt take ~0.2–0.5 s after the pause),
-`undecided_ms` applies; without one (a remote brain, a rejected transcript) the fixed rule.
+`undecided_ms` applies; without either (no turn model and a remote brain, a rejected
+transcript) the fixed rule.
 Pure functions and a config; the Segmenter applies the result (`set_end_silence`). Either rule
 can end a turn too early; speech again within `continue_ms` of its end continues it
 (continuation.py).
@@ -32,8 +44,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 RULES = ("words", "fixed")
+COMBINES = ("words", "audio", "both", "either", "mean")
 
 
 @dataclass(frozen=True)
@@ -46,27 +60,77 @@ class TurnEndConfig:
     trailing_at: float = 0.001
     hold_at: float = 1.12  # a voice ending this much above where their statements end holds (0: off)
     continue_ms: int = 1500  # speech this soon after a turn ended continues it (0: never)
+    combine: str = "both"  # how the audio turn model's P joins the words' (COMBINES)
+    audio_finished_at: float = 0.5  # the audio model's P from which the sound says "finished"
+    audio_trailing_at: float = 0.1  # ... and up to which it says "not finished"
 
     def __post_init__(self) -> None:
         if self.rule not in RULES:
             raise ValueError(f"turn end rule must be one of {', '.join(RULES)}, not {self.rule!r}")
+        if self.combine not in COMBINES:
+            raise ValueError(f"turn end combine must be one of {', '.join(COMBINES)}, not {self.combine!r}")
 
     def base_ms(self, fixed_ms: int) -> int:
         """The silence that ends a turn before (or without) a decision from the words."""
         return self.undecided_ms if self.rule == "words" else fixed_ms
 
 
+def turn_model_path(choice: str) -> Path | None:
+    """The audio turn model a setting names: "" the catalog's default file, "none" none, else
+    that file. A missing file is still returned: loading it reports what to do."""
+    from app.catalog.catalog import default_model_path
+
+    if choice.strip().lower() == "none":
+        return None
+    return Path(choice).expanduser() if choice.strip() else default_model_path("turn")
+
+
+def words_finished(p: float, c: TurnEndConfig) -> float:
+    """How finished the words are on 0..1: log-linear between `trailing_at` and `finished_at`."""
+    lo, hi = math.log10(c.trailing_at), math.log10(c.finished_at)
+    return min(1.0, max(0.0, (math.log10(max(p, 1e-12)) - lo) / (hi - lo)))
+
+
+def audio_finished(p: float, c: TurnEndConfig) -> float:
+    """How finished the sound is on 0..1: linear between the audio thresholds."""
+    x = (p - c.audio_trailing_at) / (c.audio_finished_at - c.audio_trailing_at)
+    return min(1.0, max(0.0, x))
+
+
 def end_silence_ms(
-    p: float | None, c: TurnEndConfig, fixed_ms: int, pitch_end: float | None = None, words: str = ""
+    p: float | None,
+    c: TurnEndConfig,
+    fixed_ms: int,
+    pitch_end: float | None = None,
+    words: str = "",
+    audio: float | None = None,
 ) -> int:
-    """The silence that ends the turn whose `words` have end-of-turn probability `p` and whose
-    voice ends at `pitch_end` times the speaker's floor (None: unknown)."""
-    if c.rule == "fixed" or p is None:
+    """The silence that ends the turn whose `words` have end-of-turn probability `p` (None: no
+    language model reads them), whose voice ends at `pitch_end` times the speaker's floor and
+    whose sound the audio turn model finds finished with probability `audio` (None: unknown)."""
+    if c.rule == "fixed":
+        return fixed_ms
+    use_audio = audio is not None and c.combine != "words"
+    if p is None and not use_audio:
         return fixed_ms
     held = pitch_end is not None and c.hold_at > 0 and pitch_end >= c.hold_at
-    if held and not (p >= c.finished_at and words.rstrip().endswith("?")):
+    # a question the words (or, with no words' P, the sound) find finished is answered soon
+    sound_done = audio is not None and audio >= c.audio_finished_at
+    finished = p >= c.finished_at if p is not None else sound_done
+    finished_question = finished and words.rstrip().endswith("?")
+    if held and not finished_question:
         return c.long_ms
-    lo, hi = math.log10(c.trailing_at), math.log10(c.finished_at)
-    x = (math.log10(max(p, 1e-12)) - lo) / (hi - lo)
-    x = min(1.0, max(0.0, x))
+    xs = []
+    if p is not None and c.combine != "audio":
+        xs.append(words_finished(p, c))
+    if use_audio and audio is not None:
+        xs.append(audio_finished(audio, c))
+    if not xs:  # "audio" without its model's answer: the words alone
+        xs.append(words_finished(p, c) if p is not None else 0.0)
+    if c.combine == "both":
+        x = min(xs)
+    elif c.combine == "either":
+        x = max(xs)
+    else:
+        x = sum(xs) / len(xs)
     return round(c.long_ms + x * (c.short_ms - c.long_ms))

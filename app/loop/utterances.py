@@ -140,7 +140,7 @@ class Utterances:
 
     def brain_loaded(self, brain: Brain) -> None:
         """llm thread: a brain that reads no end-of-turn probability (a server) gets the fixed
-        silence rule."""
+        silence rule until the audio turn model answers at a pause."""
         if not brain.reads_end_of_turn:
             self._segmenter.base_end_ms = self._a.config().vad.end_silence_ms
 
@@ -148,8 +148,16 @@ class Utterances:
         """llm thread: a tentative turn's words are evaluated; their end-of-turn probability
         sets the silence that ends this utterance (turn_end.py)."""
         c = self._a.config()
-        ms = end_silence_ms(turn.end_of_turn, c.turn_end, c.vad.end_silence_ms, turn.pitch_end, turn.text)
+        ms = end_silence_ms(
+            turn.end_of_turn, c.turn_end, c.vad.end_silence_ms, turn.pitch_end, turn.text, turn.audio_end
+        )
         turn.end_silence_ms = ms
         if not self._a.listening():  # push-to-talk: the release ends the turn
             self._segmenter.set_end_silence(ms, turn.end_sample)
-        log.debug("end of turn: P=%s, pitch %s -> %d ms of silence", turn.end_of_turn, turn.pitch_end, ms)
+        log.debug(
+            "end of turn: P=%s, pitch %s, audio %s -> %d ms of silence",
+            turn.end_of_turn,
+            turn.pitch_end,
+            turn.audio_end,
+            ms,
+        )

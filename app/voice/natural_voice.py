@@ -32,6 +32,7 @@ import numpy as np
 
 from app.catalog.onnx_alignment import with_alignment_output
 from app.system.cpu import FreeCores
+from app.system.onnx_session import open_session
 from app.voice.synthesizer import Speech, TtsUnavailable
 from app.voice.word_timing import word_starts
 
@@ -142,25 +143,15 @@ class NaturalSynthesizer:
     def _open(self, threads: int) -> _CancellableSession:
         """A session with `threads` intra-op threads that do not spin. A model without the
         duration output gets it added in memory (when it has the usual tensor)."""
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-        options.log_severity_level = 3  # onnxruntime's own warnings are not the user's business
         started = time.perf_counter()
         try:
             model = self.file.model.read_bytes()
-            session = ort.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
+            session = open_session(model, threads)
         except Exception as exc:  # OSError, or onnxruntime's on a damaged file
             raise TtsUnavailable(f"{self.file.model} could not be loaded ({exc})") from exc
         if len(session.get_outputs()) == 1:
             try:
-                session = ort.InferenceSession(
-                    with_alignment_output(model), sess_options=options, providers=["CPUExecutionProvider"]
-                )
+                session = open_session(with_alignment_output(model), threads)
             except Exception as exc:  # another exporter's tensor names: timings are estimated
                 log.debug("no duration output added to %s: %s", self.file.model.name, exc)
         self._threads = threads

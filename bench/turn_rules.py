@@ -1,0 +1,201 @@
+"""How a hands-free turn's end is decided, compared offline on the same clips (issue #33).
+
+For each voice (espeak-ng's four English voices and the natural voice, bench/voices.py) and each
+clip: the 12 complete questions (PHRASES) and the 12 paused utterances (PAUSED) cut at their
+pause, spoken two ways — `through` (one sentence, cut where the tail begins: the voice is
+mid-sentence) and `apart` (the head said alone: it ends like a finished sentence, so only the
+words can tell). At the pause the loop's inputs are computed once, as the loop computes them:
+whisper's transcript of the audio so far, the language model's end-of-turn probability for those
+words (a tentative turn, withdrawn), the voice's pitch at its end against the speaker's learnt
+floor (prosody.py), and the audio turn model's probability (Smart Turn v3.2, turn_model.py) with
+the 20 ms of silence the segmenter's pause has and with 200 ms.
+
+Then every rule (loop/turn_end.py: the words with or without the pitch hold, the audio model
+alone, both, either, their mean) gives the silence that would end the turn. A paused utterance
+ends early when that silence is shorter than its pause (500–800 ms, as bench/latency); for a
+complete question the silence is what the user waits before whisper's final pass starts.
+Reported per voice family (espeak, natural): early ends per kind, the complete questions'
+silence p50, and the turn model's time per call.
+
+Run: .venv/bin/python -m bench.turn_rules   (needs the default models and the smart-turn model;
+`--rescore` scores the rules again on the clips of the saved result, in a second)
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numpy as np
+import soxr
+
+from bench.common import before_pause, emit, speak_16k, spoken_through, until_quiet
+from bench.phrases import PAUSED, PHRASES
+from bench.voices import PIPER, _piper, available, speak
+
+RESULT = Path(__file__).parent / "results" / "turn_rules.json"
+PAUSE_AT_S = 0.02  # the segmenter's `pause` event comes after 20 ms of silence
+PAUSED_KINDS = ("through", "apart")
+
+
+def pause_s(i: int) -> float:
+    return 0.5 + 0.1 * (i % 4)
+
+
+def through_head(head: str, tail: str, voice: str, pause: float) -> np.ndarray:
+    """The head of one sentence said through, up to its last sound before the tail."""
+    if voice != PIPER:
+        return before_pause(speak_16k(spoken_through(head, tail, pause), voice), pause, keep_s=0.0)
+    speech = _piper().render(f"{head} {tail}")
+    x = soxr.resample(speech.pcm, speech.sample_rate, 16000).astype(np.float32)
+    cut = speech.words[len(head.split())][1] * 16000 // speech.sample_rate
+    return until_quiet(x[:cut])
+
+
+class Gate:
+    """Reads the words' end-of-turn probability, then withdraws the tentative turn."""
+
+    end_of_turn: float | None = None
+
+    def evaluated(self, end_of_turn: float | None) -> None:
+        self.end_of_turn = end_of_turn
+
+    def decide(self, must: bool) -> bool | None:
+        return False
+
+
+def measure(voices: list[str]) -> tuple[list[dict], float]:
+    from app.brain.conversation import Conversation
+    from app.brain.persona import PINNED_TIME, Persona
+    from app.brain.records import LlmConfig
+    from app.brain.sampling import SamplingConfig
+    from app.catalog.catalog import default_model_path
+    from app.ears.prosody import FinalPitch
+    from app.ears.transcriber import SttConfig, Transcriber
+    from app.ears.turn_model import TurnModel
+
+    stt = Transcriber(SttConfig(default_model_path("whisper")))
+    conv = Conversation(
+        LlmConfig(default_model_path("llm"), n_ctx=2048, sampling=SamplingConfig(temperature=0)),
+        Persona(now=PINNED_TIME),
+    )
+    turn_model = TurnModel(default_model_path("turn"))
+    rows, model_ms = [], []
+    for voice in voices:
+        pitch = FinalPitch()
+        for text in PHRASES:  # the speaker's statements teach where their voice ends
+            pitch.learn(until_quiet(speak(text, voice)), text)
+        clips = [("complete", speak(q, voice), 0.0) for q in PHRASES]
+        for i, (head, tail) in enumerate(PAUSED):
+            clips.append(("through", through_head(head, tail, voice, pause_s(i)), pause_s(i)))
+            clips.append(("apart", until_quiet(speak(head, voice)), pause_s(i)))
+        for kind, audio, pause in clips:
+            at_pause = np.concatenate([until_quiet(audio), np.zeros(int(16000 * PAUSE_AT_S), np.float32)])
+            later = np.concatenate([at_pause, np.zeros(int(16000 * 0.18), np.float32)])
+            text = stt.transcribe(at_pause).text
+            gate = Gate()
+            list(conv.stream(text, gate=gate))
+            t0 = time.perf_counter()
+            audio_p = turn_model.probability(at_pause)
+            model_ms.append((time.perf_counter() - t0) * 1000)
+            row = {
+                "voice": voice,
+                "family": "natural" if voice == PIPER else "espeak",
+                "kind": kind,
+                "pause_s": pause,
+                "text": text,
+                "words_p": gate.end_of_turn,
+                "pitch_end": pitch.ending(at_pause),
+                "audio_p": audio_p,
+                "audio_p_200ms": turn_model.probability(later),
+            }
+            rows.append(row)
+    conv.close()
+    return rows, float(np.median(model_ms))
+
+
+# name -> (TurnEndConfig changes, the brain reads the words' P)
+RULES: dict[str, tuple[dict, bool]] = {
+    "words+pitch (no turn model)": ({"combine": "words"}, True),
+    "words": ({"combine": "words", "hold_at": 0.0}, True),
+    "audio": ({"combine": "audio", "hold_at": 0.0}, True),
+    "audio+pitch": ({"combine": "audio"}, True),
+    "both+pitch (default)": ({}, True),
+    "both": ({"hold_at": 0.0}, True),
+    "either+pitch": ({"combine": "either"}, True),
+    "mean+pitch": ({"combine": "mean"}, True),
+    "mean": ({"combine": "mean", "hold_at": 0.0}, True),
+    "server: fixed (no turn model)": ({"rule": "fixed"}, False),
+    "server: audio+pitch (default)": ({}, False),
+}
+
+
+def score(rows: list[dict], audio_key: str = "audio_p") -> dict:
+    """Per rule and voice family: paused utterances ended early per kind, and the silence that
+    ends the complete questions (p50, mean). An empty transcript starts no tentative turn: the
+    undecided silence applies (the fixed one for a fixed rule)."""
+    from app.loop.turn_end import TurnEndConfig, end_silence_ms
+
+    out: dict = {}
+    for name, (changes, reads_words) in RULES.items():
+        c = dataclasses.replace(TurnEndConfig(), **changes)
+        per: dict = {}
+        for family in sorted({r["family"] for r in rows}):
+            mine = [r for r in rows if r["family"] == family]
+
+            def ms(r: dict, c: TurnEndConfig = c, reads_words: bool = reads_words) -> int:
+                if not r["text"]:
+                    return c.base_ms(400)
+                p = r["words_p"] if reads_words else None
+                return end_silence_ms(p, c, 400, r["pitch_end"], r["text"], r[audio_key])
+
+            early = {
+                k: sum(ms(r) < r["pause_s"] * 1000 for r in mine if r["kind"] == k) for k in PAUSED_KINDS
+            }
+            n = {k: sum(r["kind"] == k for r in mine) for k in PAUSED_KINDS}
+            complete = [ms(r) for r in mine if r["kind"] == "complete"]
+            per[family] = {
+                "through_early": f"{early['through']}/{n['through']}",
+                "apart_early": f"{early['apart']}/{n['apart']}",
+                "complete_silence_p50_ms": round(float(np.median(complete))),
+                "complete_silence_mean_ms": round(float(np.mean(complete))),
+            }
+        out[name] = per
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rescore", action="store_true", help="score the rules again on the saved clips")
+    args = ap.parse_args()
+    started = time.perf_counter()
+    measured_on = None  # this machine
+    if args.rescore:
+        saved = json.loads(RESULT.read_text())
+        voices, rows, model_ms = saved["voices"], saved["clips"], saved["turn_model_ms_p50"]
+        measured_on = saved["machine"]
+    else:
+        voices = available()
+        rows, model_ms = measure(voices)
+    emit(
+        "turn_rules",
+        {
+            "voices": voices,
+            "turn_model_ms_p50": round(model_ms, 1),
+            "rules_at_20ms": score(rows),
+            "rules_at_200ms": score(rows, "audio_p_200ms"),
+            "clips": rows,
+            "seconds": round(time.perf_counter() - started),
+            "machine": measured_on,
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()
