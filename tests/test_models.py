@@ -239,12 +239,12 @@ def test_catalog_entries_are_complete() -> None:
     raw = json.loads(catalog.CATALOG_PATH.read_text())["models"]
     assert len(entries) == len(raw)
     for e in entries:
-        assert e.kind in ("llm", "whisper", "voice") and e.file and e.license and e.source["type"]
+        assert e.kind in catalog.MAGIC_BY_KIND and e.file and e.license and e.source["type"]
         if e.source["type"] != "url":
             assert e.size and e.sha256 and len(e.sha256) == 64
         for companion in e.source.get("companions", ()):  # a voice's config and model card
             assert companion["file"] and companion["member"] and len(companion["sha256"]) == 64
-    assert {e.kind for e in entries if e.default} == {"llm", "whisper", "voice"}
+    assert {e.kind for e in entries if e.default} == {"llm", "whisper", "voice", "turn"}
 
 
 def test_version_and_help() -> None:
