@@ -106,9 +106,9 @@ class Assistant:
             emit=self.emit,
             set_state=self._set_state,
         )
-        self.utterances = Utterances(view, self.segmenter, self.echo, self.continuation, self._stt_q)
-        self.llm.on_loaded = self.utterances.brain_loaded
-        self.llm.on_end_of_turn = self.utterances.end_of_turn_known
+        self.utterances = u = Utterances(view, self.segmenter, self.echo, self.continuation, self._stt_q)
+        self.llm.on_loaded = u.brain_loaded
+        self.llm.on_end_of_turn, self.hearing.sound_known = u.end_of_turn_known, u.sound_known
         self._closed = False
         self._life = threading.Lock()  # start() and shutdown() exclude each other
         self._threads: list[threading.Thread] = []

@@ -13,9 +13,10 @@ Items arrive on `queue` as (audio, t_speech_end, end_sample, final, ended):
 `end_sample` is a position on the clock of the segmenter that saw the pause (-1: none).
 At a pause the voice's last pitch is read against where the user's statements end (`pitch`,
 learnt from the utterances heard as words; ears/prosody.py) and, hands-free (`score_pauses`), the
-audio turn model hears whether the utterance sounds finished (ears/turn_model.py, ~10–30 ms);
-both go with the tentative turn (loop/turn_end.py). A turn model that cannot load is reported
-(source "turn") and the words decide alone.
+audio turn model hears whether the utterance sounds finished (ears/turn_model.py, ~25 ms) right
+after the tentative turn is submitted, while the llm thread evaluates its words; both go with the
+turn (loop/turn_end.py; the silence is decided once both are known: `sound_known`). A turn
+model that cannot load is reported (source "turn") and the words decide alone.
 
 Threads: `run` is the stt thread (it alone uses whisper); `resumed()` is called from the audio
 callback thread; `queue.put` from any thread.
@@ -77,6 +78,7 @@ class Hearing:
         self.turn_model_path = turn_model
         self.turn_model: TurnModel | None = None  # loaded after whisper (stt thread)
         self.score_pauses: Callable[[], bool] = lambda: False  # hands-free: the turn model hears pauses
+        self.sound_known: Callable[[Turn], None] = lambda turn: None  # a turn's audio_end is set
 
     def change_stt(self, stt: SttConfig) -> None:
         """Any thread: whisper's settings from the next clip on (the model stays loaded; only
@@ -127,15 +129,17 @@ class Hearing:
         result = early.at_pause(audio, end_sample)
         if result is not None and (text := self._turn_text(result)):
             pitch_end = self.pitch.ending(audio)
-            audio_end = self._sounds_finished(audio)
-            self.tentative.start(
-                result, text, t_end, end_sample, lambda: early.is_current(result), pitch_end, audio_end
-            )
+            scored = self.turn_model is not None and self.score_pauses()
+            current = lambda: early.is_current(result)  # noqa: E731
+            turn = self.tentative.start(result, text, t_end, end_sample, current, pitch_end, scored)
+            if scored:  # while the llm thread evaluates the words
+                turn.audio_end = self._sounds_finished(audio)
+                turn.audio_pending = False
+                self.sound_known(turn)
 
     def _sounds_finished(self, audio: np.ndarray) -> float | None:
-        """The turn model's P that the utterance so far is a finished turn (None: not asked)."""
-        if self.turn_model is None or not self.score_pauses():
-            return None
+        """The turn model's P that the utterance so far is a finished turn (None: it failed)."""
+        assert self.turn_model is not None
         try:
             return self.turn_model.probability(audio)
         except Exception:  # onnxruntime failing on one clip must not cost the turn

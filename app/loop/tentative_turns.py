@@ -39,19 +39,21 @@ class TentativeTurns:
         end_sample: int,
         still_current: Callable[[], bool],
         pitch_end: float | None = None,
-        audio_end: float | None = None,
-    ) -> None:
+        audio_pending: bool = False,
+    ) -> Turn:
         """stt thread: submit a tentative turn for `text` (from `result`, heard at a pause whose
         speech ended at segmenter sample `end_sample`; `pitch_end`: how the voice ended,
-        ears/prosody.py; `audio_end`: the audio turn model's P, ears/turn_model.py).
-        `still_current()`: False when speech resumed meanwhile (the turn is withdrawn at once)."""
+        ears/prosody.py; `audio_pending`: the audio turn model will score it, ears/turn_model.py).
+        `still_current()`: False when speech resumed meanwhile (the turn is withdrawn at once).
+        Returns the turn."""
         self.withdraw()
         turn = Turn(text, t_end, time.perf_counter(), result.transcribe_s * 1000, pending=Decision())
-        turn.end_sample, turn.pitch_end, turn.audio_end = end_sample, pitch_end, audio_end
+        turn.end_sample, turn.pitch_end, turn.audio_pending = end_sample, pitch_end, audio_pending
         self._current = (result, turn)
         if not still_current():  # speech resumed before the turn was visible to `withdraw`
             self.withdraw_turn(turn)
         self._submit(turn)
+        return turn
 
     def settle(self, final: Transcript) -> Turn | None:
         """stt thread, with the utterance's transcript: the tentative turn if it was started from

@@ -63,6 +63,7 @@ class Turn:
     end_silence_ms: int | None = None  # tentative: the silence that then ends the turn
     pitch_end: float | None = None  # tentative: the voice's last pitch over the speaker's floor
     audio_end: float | None = None  # tentative: the audio turn model's P(the turn is finished)
+    audio_pending: bool = False  # tentative: the turn model is scoring it (the silence waits for it)
 
     def confirm(self) -> bool:
         """The end of speech came with no more words: go on. False if already withdrawn."""

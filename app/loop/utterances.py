@@ -5,7 +5,8 @@ cuts a monologue); speech soon after a turn ended taking that turn back; and the
 ends a turn, set by its words' end-of-turn probability (turn_end.py).
 
 Threads: `mic_block` and `on_segment` run on PortAudio's callback thread (the segmenter is fed
-there); `end_of_turn_known` and `brain_loaded` on the llm thread. Utterances are put on the
+there); `end_of_turn_known` and `brain_loaded` on the llm thread, `sound_known` on the stt
+thread. Utterances are put on the
 transcriber's queue as (audio, t_speech_end, end_sample, final, ended) — hearing.py.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -67,6 +69,7 @@ class Utterances:
         self._echo = echo
         self._continuation = continuation
         self._stt_q = stt_queue
+        self._deciding = threading.Lock()  # the llm and stt threads may both complete a decision
 
     def mic_block(self, block: np.ndarray, mic_utterance_s: float | None) -> None:
         """One block from the microphone (callback thread). `mic_utterance_s`: how long the
@@ -145,8 +148,23 @@ class Utterances:
             self._segmenter.base_end_ms = self._a.config().vad.end_silence_ms
 
     def end_of_turn_known(self, turn: Turn) -> None:
-        """llm thread: a tentative turn's words are evaluated; their end-of-turn probability
-        sets the silence that ends this utterance (turn_end.py)."""
+        """llm thread: a tentative turn's words are evaluated (their end-of-turn probability, or
+        None from a server)."""
+        self._decide(turn)
+
+    def sound_known(self, turn: Turn) -> None:
+        """stt thread: the turn model has scored the tentative turn's audio."""
+        self._decide(turn)
+
+    def _decide(self, turn: Turn) -> None:
+        """Once the words and (when the turn model scores it) the sound are known, they set the
+        silence that ends this utterance (turn_end.py). Either thread; decided once."""
+        with self._deciding:
+            if turn.audio_pending or "end_of_turn" not in turn.stamps or turn.end_silence_ms is not None:
+                return
+            self._set_end_silence(turn)
+
+    def _set_end_silence(self, turn: Turn) -> None:
         c = self._a.config()
         ms = end_silence_ms(
             turn.end_of_turn, c.turn_end, c.vad.end_silence_ms, turn.pitch_end, turn.text, turn.audio_end
