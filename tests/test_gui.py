@@ -5,6 +5,7 @@ states are saved under tests/artifacts/screenshots/."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 import threading
@@ -333,4 +334,21 @@ def test_what_i_remember_lists_the_facts_and_forgets_one(qtbot, config_dir, virt
     w.tools.export_to(tmp_path / "c.md", "md")  # an export lists what is remembered, as the panel does
     md = (tmp_path / "c.md").read_text()
     assert "## What Max remembers" in md and "- Their name is Robin." in md and "- They live in" not in md
+    close_window(w)
+
+
+def test_a_model_reload_frees_the_models_it_replaces(qtbot, config_dir, virtual_audio) -> None:
+    """A model-side setting reloads the models: once the new ones are loaded, the old language
+    model and whisper are freed (not left to a garbage collection: the window would hold two of
+    each; the monkey saw 1.3 GB after a few reloads)."""
+    w = open_window(qtbot)
+    old = w.bridge.assistant
+    w.apply_settings(dataclasses.replace(w.settings, n_ctx=2048))
+    qtbot.waitUntil(lambda: w.bridge.assistant is not old and w.loading.isHidden(), timeout=60000)
+    settled(qtbot, w)
+    llama = old.llm.brain.llama
+    qtbot.waitUntil(lambda: llama._model.model is None and llama._ctx.ctx is None, timeout=30000)
+    assert old.hearing.transcriber is None and old.hearing.early is None
+    w.bridge.send_text("Hello!")  # the new models answer
+    qtbot.waitUntil(lambda: len(w.bridge.history()) == 2, timeout=60000)
     close_window(w)

@@ -51,7 +51,7 @@ class AssistantBridge(QObject):
         def work() -> None:
             with self._lock:
                 if old is not None:
-                    old.shutdown()
+                    old.shutdown(free_models=True)
                 new.start()
 
         threading.Thread(target=work, name="gui-assistant-start", daemon=True).start()

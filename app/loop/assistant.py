@@ -134,8 +134,7 @@ class Assistant:
 
     def _open_voice(self) -> Any:
         """The configured voice; returns the one it replaces (None at start)."""
-        c = self.config
-        return self.voice.open(c.speaker, c.speak_command, c.speak_file)
+        return self.voice.open(self.config.speaker, self.config.speak_command, self.config.speak_file)
 
     def change_voice(self, speaker: SpeakerConfig) -> None:
         """Speak with `speaker` from the next reply on; the models stay loaded. Returns at once:
@@ -155,8 +154,9 @@ class Assistant:
         if old is not None:
             old.close()
 
-    def shutdown(self, timeout: float = 2.0) -> None:
-        """Stop speaking and generating, save the session, close devices. Blocks <= timeout."""
+    def shutdown(self, timeout: float = 2.0, free_models: bool = False) -> None:
+        """Stop speaking and generating, save the session, close devices; `free_models`: close the
+        models now (a reload must not hold two of each until a garbage collection). Blocks <= timeout."""
         with self._life:  # waits for a start() in progress (it opens devices)
             if self._closed:
                 return
@@ -170,6 +170,9 @@ class Assistant:
         for t in self._threads:
             t.join(max(0.05, deadline - time.monotonic()))
         self.voice.close()
+        if free_models and not any(t.is_alive() for t in self._threads):  # else the GC frees them
+            self.llm.close()
+            self.hearing.close()
 
     # ----- input -----------------------------------------------------------------------------
     def press(self) -> None:
@@ -307,13 +310,11 @@ class Assistant:
         self.mics.apply_period(self._listening)
 
     def set_muted(self, muted: bool) -> None:
-        """Mute the microphone: it delivers silence (an utterance in progress ends with the words
-        before, nothing is heard until unmuted); kept across a microphone reopen. Any thread."""
+        """Mute the microphone: silence until unmuted, kept across a reopen (mic_control.py)."""
         self.mics.set_muted(muted)
 
     def set_level_updates(self, enabled: bool) -> None:
-        """Whether `level` events are wanted (a front end that cannot show them says no).
-        Call from one thread (the front end's); it may reopen the microphone (~50 ms)."""
+        """Whether `level` events are wanted (call from one thread; may reopen the mic, ~50 ms)."""
         self.mics.set_level_updates(enabled, self._listening)
 
     # ----- callbacks from audio threads -------------------------------------------------------
@@ -324,8 +325,7 @@ class Assistant:
         if self.mics.levels_wanted:  # the voice's level, for a front end that shows it
             self.emit(Event("output_level", {"rms": rms}))
 
-    def _on_mic_error(self, message: str) -> None:
-        """The stream failed (device gone): a tentative turn is withdrawn (no end of speech comes)."""
+    def _on_mic_error(self, message: str) -> None:  # a tentative turn would wait for no end of speech
         self.tentative.withdraw()
         self._error(message, "microphone")
 

@@ -115,6 +115,10 @@ class Hearing:
             else:
                 self._at_end(early, audio, end_sample, t_end, ended)
 
+    def close(self) -> None:
+        """After the stt thread has ended: drop whisper and the turn model (freed now)."""
+        self.transcriber = self.early = self.turn_model = None
+
     def _load_turn_model(self) -> None:
         if self.turn_model_path is None:
             return

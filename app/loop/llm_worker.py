@@ -70,6 +70,11 @@ class LlmWorker:
     def stop(self) -> None:
         self.put(None)
 
+    def close(self) -> None:
+        """After the thread has ended: free the brain's model and context now."""
+        if self.brain is not None:
+            self.brain.close()
+
     def report_memory(self) -> None:
         """A `memory` event with the facts the note holds follows (between turns)."""
         self.put(self._report_memory)

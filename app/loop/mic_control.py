@@ -69,7 +69,8 @@ class MicControl:
             self.mic.close()
 
     def set_muted(self, muted: bool) -> None:
-        """The microphone delivers silence while muted; kept across a reopen."""
+        """The microphone delivers silence while muted (an utterance in progress ends with the
+        words before; nothing is heard until unmuted); kept across a reopen. Any thread."""
         self.muted = muted
         if self.mic is not None:
             self.mic.muted = muted
