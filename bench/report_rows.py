@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from bench.report_remote import server_rows
-from bench.report_turns import bargein_rows, idle_rows, latency_rows, load_rows, prosody_row, turn_rules_rows
+from bench.report_turns import (
+    bargein_rows,
+    idle_rows,
+    latency_rows,
+    load_rows,
+    prosody_row,
+    turn_rules_rows,
+    vad_rows,
+)
 from bench.result_files import Row, load, ok
 
 
@@ -106,6 +114,8 @@ def rows() -> list[Row]:
         out.append(prosody_row(r))
     if r := load("turn_rules"):
         out += turn_rules_rows(r)
+    if r := load("vad"):
+        out += vad_rows(r)
     if r := load("longchat"):
         out += longchat_rows(r)
     if r := load("memory"):

@@ -201,3 +201,27 @@ def turn_rules_rows(r: dict) -> list[Row]:
     per_call = f"{r['turn_model_ms_p50']} ms"
     out.append(("turn_rules", "turn model per call (Smart Turn v3.2, 1 thread)", per_call, ""))
     return out
+
+
+def vad_rows(r: dict) -> list[Row]:
+    """Speech detectors on the same audio (bench/vad.py): onsets per background, false starts,
+    CPU."""
+    out: list[Row] = []
+    for name, per_bg in r["onsets"].items():
+        onsets = "; ".join(
+            f"{bg}: {v['missed']} missed, {v['delay_ms_p50']}/{v['delay_ms_p90']} ms"
+            for bg, v in per_bg.items()
+        )
+        false = r["false_starts_per_min"][name]
+        noisy = ", ".join(f"{k} {v}" for k, v in false.items() if v) or "none"
+        cpu = r["us_per_20ms"][name]
+        out.append(
+            (
+                "vad",
+                f"{name}: speech onsets missed, start delay p50/p90 (12 questions × {len(r['voices'])} "
+                "voices); false starts per minute of noise; µs per 20 ms (quiet · noise)",
+                f"{onsets}; false starts: {noisy}; {cpu['silence']} · {cpu['pink']} µs",
+                "",
+            )
+        )
+    return out

@@ -45,12 +45,14 @@ def holes(times: np.ndarray, rms: np.ndarray, inherent_max: float) -> int:
     return int((np.diff(loud) > inherent_max + 0.03).sum()) if len(loud) > 1 else 0
 
 
-def inherent_gap(synth, sentences: list[str]) -> float:
-    """The longest silence inside the synthesized sentences (word and comma pauses)."""
+def inherent_gap(engine, sentences: list[str]) -> float:
+    """The longest silence inside the sentences as the Speaker's engine synthesizes them (word
+    and comma pauses; the natural voice's differ from espeak-ng's)."""
     worst = 0.0
     for s in sentences:
-        pcm = synth.synthesize(s)
-        blk = int(synth.sample_rate * 0.005)
+        speech = engine.render(s)
+        pcm = speech.pcm
+        blk = int(speech.sample_rate * 0.005)
         env = np.sqrt((pcm[: len(pcm) // blk * blk].reshape(-1, blk) ** 2).mean(axis=1))
         loud = np.nonzero(env > LOUD)[0] * 0.005
         worst = max(worst, float(np.diff(loud).max()) if len(loud) > 1 else 0.0)
@@ -59,7 +61,6 @@ def inherent_gap(synth, sentences: list[str]) -> float:
 
 def run(latency: float | str, busy: int, replies: int, tmp: Path) -> dict:
     from app.voice.speaker import Speaker, SpeakerConfig
-    from app.voice.synthesizer import Synthesizer
 
     spinners = [multiprocessing.Process(target=spin, daemon=True) for _ in range(busy)]
     for p in spinners:
@@ -75,7 +76,7 @@ def run(latency: float | str, busy: int, replies: int, tmp: Path) -> dict:
                 underflows += 1
 
         sp.on_gap = gap
-        inherent = inherent_gap(Synthesizer.get(), REPLY)
+        inherent = inherent_gap(sp._engine, REPLY)
         hole_counts, stops = [], []
         for i in range(replies):
             mon = Monitor(tmp / f"m{latency}-{busy}-{i}")
@@ -102,6 +103,7 @@ def run(latency: float | str, busy: int, replies: int, tmp: Path) -> dict:
         for p in spinners:
             p.terminate()
     return {
+        "voice": getattr(sp.voice, "name", None) or "espeak-ng default",
         "latency": latency,
         "busy_cores": busy,
         "replies": replies,

@@ -7,10 +7,13 @@ of speech frames in a row starts an utterance).
   missed onsets, and the delay from the speech's first loud sample to the start.
 - False starts: 20 s of each noise kind alone (white, pink, brown, hum, keyboard-like clicks,
   music-like chords): utterances started per minute.
-- CPU: microseconds per 20 ms of audio, one thread.
+- CPU: microseconds per 20 ms of audio, one thread, in a quiet room and in pink noise.
 
 Detectors: `webrtc+energy` (today), `silero` (P >= 0.5 on its 32 ms windows; each 20 ms frame
-takes the latest window's decision), `silero+energy` (Silero AND today's energy test).
+takes the latest window's decision), `silero gated` (Silero only on frames above the absolute
+floor of -50 dBFS, so a quiet room costs nothing), `webrtc+energy or silero gated` (either one
+hears speech), `silero+energy` (Silero AND today's energy
+test).
 Run: .venv/bin/python -m bench.vad   (needs the silero-vad model: talk-llama models fetch silero-vad)
 """
 
@@ -78,6 +81,23 @@ def detectors() -> dict:
         s = Silero()
         return lambda f: s(f) >= 0.5
 
+    def silero_gated():
+        """Silero only on frames above the absolute floor (-50 dBFS): a quiet room costs nothing."""
+        s, floor = Silero(), VadConfig().min_rms_db
+
+        def decide(f: np.ndarray) -> bool:
+            if rms_db(f) <= floor:
+                s.reset()  # its state restarts with the next sound
+                return False
+            return s(f) >= 0.5
+
+        return decide
+
+    def either():
+        """Today's detector OR gated Silero: WebRTC's quick onsets in quiet, Silero's in noise."""
+        w, g = webrtc(), silero_gated()
+        return lambda f: bool(w(f)) | bool(g(f))
+
     def silero_energy():
         s, energy = Silero(), FrameClassifier(VadConfig())
 
@@ -94,7 +114,13 @@ def detectors() -> dict:
 
         return decide
 
-    return {"webrtc+energy": webrtc, "silero": silero, "silero+energy": silero_energy}
+    return {
+        "webrtc+energy": webrtc,
+        "silero": silero,
+        "silero gated": silero_gated,
+        "webrtc+energy or silero gated": either,
+        "silero+energy": silero_energy,
+    }
 
 
 def starts(decide, audio: np.ndarray) -> list[int]:
@@ -116,7 +142,7 @@ def starts(decide, audio: np.ndarray) -> list[int]:
 
 
 def noise(kind: str, seconds: float, rng: np.random.Generator) -> np.ndarray:
-    """Background sound of `kind`, RMS about -30 dBFS."""
+    """Background sound of `kind`, RMS -30 dBFS (silence: -70 dBFS)."""
     n = int(seconds * RATE)
     t = np.arange(n) / RATE
     if kind == "silence":
@@ -144,7 +170,8 @@ def noise(kind: str, seconds: float, rng: np.random.Generator) -> np.ndarray:
     else:
         raise ValueError(kind)
     x = np.asarray(x, np.float64)
-    return (x / (np.sqrt(np.mean(x**2)) + 1e-12) * 10 ** (-30 / 20)).astype(np.float32)
+    level_db = -70 if kind == "silence" else -30
+    return (x / (np.sqrt(np.mean(x**2)) + 1e-12) * 10 ** (level_db / 20)).astype(np.float32)
 
 
 BACKGROUNDS = {"quiet": ("silence", None), "pink 15 dB": ("pink", 15.0), "pink 5 dB": ("pink", 5.0)}
@@ -184,11 +211,14 @@ def main() -> None:
         result["false_starts_per_min"][name] = {
             kind: round(len(starts(make(), noise(kind, seconds, rng))) * 60 / seconds, 1) for kind in NOISES
         }
-        audio = noise("pink", 10.0, rng)
-        decide = make()
-        t0 = time.process_time()
-        starts(decide, audio)
-        result["us_per_20ms"][name] = round((time.process_time() - t0) / (len(audio) // FRAME) * 1e6)
+        per = {}
+        for kind in ("silence", "pink"):
+            audio = noise(kind, 10.0, rng)
+            decide = make()
+            t0 = time.process_time()
+            starts(decide, audio)
+            per[kind] = round((time.process_time() - t0) / (len(audio) // FRAME) * 1e6)
+        result["us_per_20ms"][name] = per
     emit("vad", result)
 
 
