@@ -45,18 +45,15 @@ def holes(times: np.ndarray, rms: np.ndarray, inherent_max: float) -> int:
     return int((np.diff(loud) > inherent_max + 0.03).sum()) if len(loud) > 1 else 0
 
 
-def inherent_gap(engine, sentences: list[str]) -> float:
-    """The longest silence inside the sentences as the Speaker's engine synthesizes them (word
-    and comma pauses; the natural voice's differ from espeak-ng's)."""
-    worst = 0.0
-    for s in sentences:
-        speech = engine.render(s)
-        pcm = speech.pcm
-        blk = int(speech.sample_rate * 0.005)
-        env = np.sqrt((pcm[: len(pcm) // blk * blk].reshape(-1, blk) ** 2).mean(axis=1))
-        loud = np.nonzero(env > LOUD)[0] * 0.005
-        worst = max(worst, float(np.diff(loud).max()) if len(loud) > 1 else 0.0)
-    return worst
+def inherent_gap(speech) -> float:
+    """The longest silence inside a synthesized `Speech` (word and comma pauses). The natural
+    voice draws its pauses anew at each synthesis, so each reply is judged against the audio
+    that was actually played."""
+    pcm = speech.pcm
+    blk = int(speech.sample_rate * 0.005)
+    env = np.sqrt((pcm[: len(pcm) // blk * blk].reshape(-1, blk) ** 2).mean(axis=1))
+    loud = np.nonzero(env > LOUD)[0] * 0.005
+    return float(np.diff(loud).max()) if len(loud) > 1 else 0.0
 
 
 def run(latency: float | str, busy: int, replies: int, tmp: Path) -> dict:
@@ -76,7 +73,9 @@ def run(latency: float | str, busy: int, replies: int, tmp: Path) -> dict:
                 underflows += 1
 
         sp.on_gap = gap
-        inherent = inherent_gap(sp._engine, REPLY)
+        played = []  # what the Speaker's engine synthesized, in order
+        engine, render = sp._engine, sp._engine.render
+        engine.render = lambda *a, **k: played.append(render(*a, **k)) or played[-1]
         hole_counts, stops = [], []
         for i in range(replies):
             mon = Monitor(tmp / f"m{latency}-{busy}-{i}")
@@ -84,7 +83,7 @@ def run(latency: float | str, busy: int, replies: int, tmp: Path) -> dict:
                 sp.say(s)
             sp.wait(60)
             times, rms = mon.stop()
-            hole_counts.append(holes(times, rms, inherent))
+            hole_counts.append(holes(times, rms, max(inherent_gap(p) for p in played[-len(REPLY) :])))
         for i in range(5):  # stop while a sentence plays
             mon = Monitor(tmp / f"s{latency}-{busy}-{i}")
             sp.say(REPLY[0])
@@ -98,6 +97,7 @@ def run(latency: float | str, busy: int, replies: int, tmp: Path) -> dict:
             times, rms = mon.stop()
             loud = times[(rms > LOUD) & (times > t_stop - 0.5)]
             stops.append(max(0.0, float(loud[-1]) - t_stop) * 1000 if len(loud) else 0.0)
+        del engine.render  # the shared engine's own method again
         sp.close()
     finally:
         for p in spinners:
