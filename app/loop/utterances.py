@@ -2,12 +2,12 @@
 on each block (a barge-in over the assistant's voice, its echo kept out of the segmenter); the
 segmenter's events (a pause starts whisper early, the end of speech ends the utterance, a cap
 cuts a monologue); speech soon after a turn ended taking that turn back; and the silence that
-ends a turn, set by its words' end-of-turn probability (turn_end.py).
+ends a turn, set by its words' end-of-turn probability and the audio turn model's (turn_end.py).
 
 Threads: `mic_block` and `on_segment` run on PortAudio's callback thread (the segmenter is fed
 there); `end_of_turn_known` and `brain_loaded` on the llm thread, `sound_known` on the stt
-thread. Utterances are put on the
-transcriber's queue as (audio, t_speech_end, end_sample, final, ended) — hearing.py.
+thread. Utterances go on the transcriber's queue as (audio, t_speech_end, end_sample, final,
+ended): hearing.py.
 """
 
 from __future__ import annotations
