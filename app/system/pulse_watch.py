@@ -105,14 +105,23 @@ class PulseWatch:
         raise pulsectl.PulseLoopStop  # leave the poll; queries are not allowed inside it
 
     def _run(self) -> None:
+        import pulsectl
+
         pulse = self._pulse
         while not self._closed.is_set():
             try:
                 pulse.event_listen()
                 if not self._closed.is_set():
                     self._look()
-            except Exception as exc:  # the server went away: nothing left to watch
-                log.info("device watch ended: %s", exc)
+            except pulsectl.PulseError as exc:
+                if isinstance(exc, pulsectl.PulseDisconnected):
+                    log.info("device watch ended: the sound server went away")
+                    return
+                # A device or stream that went away between the event and the query (a module
+                # unloaded while another was being loaded): the next event looks again.
+                log.debug("device watch: %s %s", type(exc).__name__, exc)
+            except Exception as exc:  # anything else: nothing sensible left to watch
+                log.info("device watch ended: %s: %s", type(exc).__name__, exc)
                 return
 
     def _look(self) -> None:

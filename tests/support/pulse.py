@@ -106,8 +106,12 @@ class VirtualAudio:
         """Load a module again (`spec` from `unload_module`); the test server's defaults are the
         devices of MODULES again (a plugged-in device comes back as the default)."""
         self.pactl("load-module", *spec.split())
-        self.pactl("set-default-sink", "speaker")
-        self.pactl("set-default-source", "mic")
+        present = self.pactl("list", "short", "sinks") + self.pactl("list", "short", "sources")
+        names = {line.split("\t")[1] for line in present.splitlines() if "\t" in line}
+        if "speaker" in names:  # another device may still be unplugged
+            self.pactl("set-default-sink", "speaker")
+        if "mic" in names:
+            self.pactl("set-default-source", "mic")
 
     def play_into_mic(self, wav: Path) -> subprocess.Popen:
         """Start feeding a WAV file into the virtual microphone (returns the paplay process)."""
