@@ -4,9 +4,9 @@ the utterance itself (intonation, pace, a trailing "um"), not from its words.
 Smart Turn v3.2 (pipecat-ai's, BSD-2-Clause; trained on human speech in 23 languages): whisper's
 log-mel features (log_mel.py) of the last 8 s of 16 kHz audio, zero-padded at the front and
 normalised to zero mean and unit variance as in its training, in; the probability that the turn
-is complete, out. One run costs ~10–30 ms of one core. The model file comes from the catalog
-(`smart-turn`); a missing or damaged file raises `TurnModelUnavailable` with what to do, and the
-caller goes on without it.
+is complete, out. One run took 70–130 ms here with both cores busy (bench/turn_rules). The
+model file comes from the catalog (`smart-turn`); a missing or damaged file raises
+`TurnModelUnavailable` with what to do, and the caller goes on without it.
 
 Blocking; one thread at a time (the transcriber's thread in the loop).
 """

@@ -13,7 +13,7 @@ Items arrive on `queue` as (audio, t_speech_end, end_sample, final, ended):
 `end_sample` is a position on the clock of the segmenter that saw the pause (-1: none).
 At a pause the voice's last pitch is read against where the user's statements end (`pitch`,
 learnt from the utterances heard as words; ears/prosody.py) and, hands-free (`score_pauses`), the
-audio turn model hears whether the utterance sounds finished (ears/turn_model.py, ~25 ms) right
+audio turn model hears whether the utterance sounds finished (ears/turn_model.py, ~0.1 s) right
 after the tentative turn is submitted, while the llm thread evaluates its words; both go with the
 turn (loop/turn_end.py; the silence is decided once both are known: `sound_known`). A turn
 model that cannot load is reported (source "turn") and the words decide alone.
