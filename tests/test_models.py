@@ -225,6 +225,24 @@ def test_the_natural_voice_is_fetched_with_its_durations_exposed(tmp_path: Path)
         catalog.check_file(model, "voice", entry)
 
 
+def test_the_turn_model_and_the_speech_detector_come_out_of_pipecats_wheel(tmp_path: Path) -> None:
+    """Both ONNX files are taken out of the pipecat-ai wheel (never installed), sha256-pinned;
+    the turn model loads as one."""
+    from app.ears.turn_model import TurnModel
+
+    r = subprocess.run(
+        [*TALK, "models", "fetch", "smart-turn", "silero-vad", "--dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    for name in ("smart-turn", "silero-vad"):
+        entry = find_entry(name)
+        assert catalog.sha256_of(tmp_path / entry.file) == entry.sha256
+    TurnModel(tmp_path / find_entry("smart-turn").file)
+
+
 def test_models_list_reports_state(tmp_path: Path) -> None:
     r = subprocess.run([*TALK, "models", "list"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0
