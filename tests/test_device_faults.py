@@ -58,8 +58,9 @@ def test_microphone_unplugged_mid_utterance_and_back(
         time.sleep(0.3)
         a.release()
         second = rec.wait_for("user", 90).data["text"].lower()
-        # a word with no homophone: whisper tiny once heard "two plus two" as "to plus to"
-        assert "france" in second, second
+        # the question was heard after replugging; its last word is whisper tiny's weak spot on
+        # this voice ("two plus two" came back as "to plus to", "France" as "friends")
+        assert "capital" in second, second
     finally:
         if spec:
             virtual_audio.load_module(spec)
