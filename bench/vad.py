@@ -102,14 +102,9 @@ def detectors() -> dict:
         s, energy = Silero(), FrameClassifier(VadConfig())
 
         def decide(f: np.ndarray) -> bool:
-            level = rms_db(energy.filter(f))
-            c = energy.config
-            if energy.noise_db is None:
-                energy.noise_db = level
-            loud = level > max(c.min_rms_db, energy.noise_db + c.snr_db)
-            speech = s(f) >= 0.5 and loud
-            rate = 0.002 if speech else (0.3 if level < energy.noise_db else 0.05)
-            energy.noise_db += rate * (level - energy.noise_db)
+            loud, level = energy.loudness(f)
+            speech = s(f) >= 0.5 and loud  # Silero hears every frame (its state stays whole)
+            energy.follow(level, speech)
             return speech
 
         return decide

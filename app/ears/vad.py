@@ -95,15 +95,23 @@ class FrameClassifier:
         pcm = (np.clip(frame, -1, 1) * 32767).astype("<i2").tobytes()
         return self._vad.is_speech(pcm, RATE)
 
-    def __call__(self, frame: np.ndarray) -> bool:
+    def loudness(self, frame: np.ndarray) -> tuple[bool, float]:
+        """(loud enough to be speech, level in dB) of the high-passed frame against the floor."""
         level = rms_db(self.filter(frame))
         if self.noise_db is None:
             self.noise_db = level
-        loud = level > max(self.config.min_rms_db, self.noise_db + self.config.snr_db)
-        speech = loud and self.model(frame)
-        # Noise floor: follows quieter frames fast, steady non-speech sound slowly, speech barely.
+        return level > max(self.config.min_rms_db, self.noise_db + self.config.snr_db), level
+
+    def follow(self, level: float, speech: bool) -> None:
+        """Noise floor: follows quieter frames fast, steady non-speech sound slowly, speech barely."""
+        assert self.noise_db is not None
         rate = 0.002 if speech else (0.3 if level < self.noise_db else 0.05)
         self.noise_db += rate * (level - self.noise_db)
+
+    def __call__(self, frame: np.ndarray) -> bool:
+        loud, level = self.loudness(frame)
+        speech = loud and self.model(frame)
+        self.follow(level, speech)
         return speech
 
 
