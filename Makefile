@@ -23,6 +23,7 @@ run: sysdeps install models
 
 test: sysdeps-test install models llama-server
 	@$(BIN)/talk-llama models fetch tiny.en  # the f16 model the quantizer tests start from
+	@$(BIN)/talk-llama models fetch base-q5_1  # the multilingual model the language tests hear with
 	$(BIN)/python -m pytest
 
 sysdeps:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from app.voice.speaker import SpeakerConfig
 from bench.report_remote import server_rows
 from bench.report_turns import (
     bargein_rows,
@@ -13,6 +14,8 @@ from bench.report_turns import (
     vad_rows,
 )
 from bench.result_files import Row, load, ok
+
+DEFAULT_OUTPUT_LATENCY = SpeakerConfig.latency
 
 
 def rows() -> list[Row]:
@@ -175,8 +178,9 @@ def rows() -> list[Row]:
         )
     if r := load("fragments"):
         out += fragments_rows(r)
-    if r := load("underruns"):
-        out += underrun_rows(r)
+    for name in ("underruns", "underruns_app"):
+        if r := load(name):
+            out += underrun_rows(r)
     for name in ("coldstart", "coldstart-cold"):
         if r := load(name):
             out += coldstart_rows(r)
@@ -214,12 +218,18 @@ def underrun_rows(r: dict) -> list[Row]:
     for run in r["runs"]:
         lat = run["latency"] if isinstance(run["latency"], str) else f"{run['latency'] * 1000:.0f} ms"
         busy = run["busy_cores"]
-        target = f"0 holes ({ok(run['holes'] == 0)})" if busy == 1 else "reported"
+        load_ = "the app's own work in-process and " if run.get("load") == "app" else ""
+        default = run["latency"] == DEFAULT_OUTPUT_LATENCY
+        target = (
+            f"0 underflows, 0 holes ({ok(run['underflows'] == 0 and run['holes'] == 0)})"
+            if busy == 1 and default
+            else "reported"
+        )
         out.append(
             (
                 "underruns",
-                f"{run['replies']} replies, output buffer {lat}, {busy} other core(s) busy: underflows · "
-                "holes heard · stop → silence p50 / max",
+                f"{run['replies']} replies, output buffer {lat}{' (default)' if default else ''}, "
+                f"{load_}{busy} other core(s) busy: underflows · holes heard · stop → silence p50 / max",
                 f"{run['underflows']} · {run['holes']} · {run['stop_ms_p50']} / {run['stop_ms_max']} ms",
                 target,
             )

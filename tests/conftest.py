@@ -82,6 +82,16 @@ def whisper_model() -> Path:
 
 
 @pytest.fixture(scope="session")
+def multilingual_whisper() -> Path:
+    """The model a language other than English is heard with (base-q5_1), fetched by `make test`."""
+    from app.catalog.languages import whisper_model_for
+
+    path = whisper_model_for("fr")
+    catalog.check_file(path, "whisper")
+    return path
+
+
+@pytest.fixture(scope="session")
 def natural_voice_model() -> Path:
     """The default natural voice (Piper), fetched by `make models`."""
     path = catalog.default_model_path("voice")

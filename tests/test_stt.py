@@ -346,7 +346,8 @@ def test_transcribe_cli_formats_and_errors(speech_dir, tmp_path) -> None:
     rows = [json.loads(x) for x in r.stdout.splitlines()]
     assert [Path(x["file"]).name for x in rows] == [f.name for f in files]
     for row in (rows[0], rows[2]):
-        assert set(row) == {"file", "text", "duration_s", "transcribe_s", "prob", "rejected", "reason"}
+        fields = {"file", "text", "duration_s", "transcribe_s", "prob", "rejected", "reason", "language"}
+        assert set(row) == fields and row["language"] == "en"
         assert "tea" in row["text"].lower() and not row["rejected"]
     assert "error" in rows[1] and "broken.wav" in rows[1]["error"]
     assert rows[3]["rejected"] and rows[3]["reason"]

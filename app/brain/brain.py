@@ -49,7 +49,11 @@ class Brain(Protocol):
     reads_end_of_turn: bool  # the gate of a tentative turn gets the model's end-of-turn probability
 
     def stream(
-        self, text: str, cancel: threading.Event | None = None, gate: TurnGate | None = None
+        self,
+        text: str,
+        cancel: threading.Event | None = None,
+        gate: TurnGate | None = None,
+        language: str = "",
     ) -> Iterator[str]: ...
 
     def amend_last_reply(self, text: str, unspoken: str = "", interrupted: bool = True) -> bool: ...

@@ -41,6 +41,7 @@ from app.brain.records import LlmConfig, Message, TurnStats
 from app.brain.reply_text import ReplyText
 from app.brain.retry_seeds import RetrySeeds
 from app.brain.sampling import Sampler
+from app.brain.turn_language import read_as
 from app.brain.user_turn import TurnGate, UserTurn, ask, build_user_turn, end_of_turn_prob, terminal_tokens
 
 log = logging.getLogger(__name__)
@@ -136,7 +137,11 @@ class Conversation(KvContext):
         return prob
 
     def stream(
-        self, text: str, cancel: threading.Event | None = None, gate: TurnGate | None = None
+        self,
+        text: str,
+        cancel: threading.Event | None = None,
+        gate: TurnGate | None = None,
+        language: str = "",
     ) -> Iterator[str]:
         """Append a user turn and yield the reply as text pieces while it is generated.
 
@@ -147,13 +152,14 @@ class Conversation(KvContext):
         user turn is evaluated, then asked before each token until it decides; the pieces of
         an undecided turn are speculative. False takes the turn back: the cache, ledger and
         history are as before the call (turns a shift discarded to make room stay discarded).
+        `language`: the whisper code the turn was heard in ("" unknown); turn_language.py.
         """
         t0 = time.perf_counter()
         self._pick_threads()
         self.turn_count += 1
         stats = TurnStats(turn=self.turn_count, n_ctx=self.n_ctx)
         shifts0, discarded0 = self.shifts, self.discarded
-        turn = self._user_turn(text)
+        turn = self._user_turn(read_as(text, language, self.persona))
         stats.user_trimmed = turn.cut
         todo = self._open_turn(turn.tokens)
         stats.end_of_turn = self._eval_user(todo, turn, read=gate is not None)
@@ -161,7 +167,7 @@ class Conversation(KvContext):
         shifts_after_prompt = self.shifts
         t_prompt = time.perf_counter()
         stats.t_prompt_ms = (t_prompt - t0) * 1000
-        user = Message("user", text, name=self.persona.person)
+        user = Message("user", text, name=self.persona.person, language=language)
         decided = gate is None
         if gate is None:
             self.history.append(user)
@@ -323,9 +329,9 @@ class Conversation(KvContext):
             self._drop_open_turn()
             self.prime()
 
-    def say(self, text: str, cancel: threading.Event | None = None) -> str:
+    def say(self, text: str, cancel: threading.Event | None = None, language: str = "") -> str:
         """Blocking convenience: the whole reply to `text`."""
-        return "".join(self.stream(text, cancel)).strip()
+        return "".join(self.stream(text, cancel, language=language)).strip()
 
     def reset(self) -> None:
         """Start a new conversation: drop every turn, keep the evaluated system prompt."""

@@ -1,7 +1,9 @@
 """Persona: who is talking to whom, and the system prompt that says so.
 
-The prompt is talk-llama's idea adapted to chat templates. `{person}`, `{bot}`, `{time}` and
-`{year}` are substituted by plain replacement (other braces in a user's prompt are left alone).
+The prompt is talk-llama's idea adapted to chat templates. `{person}`, `{bot}`, `{time}`,
+`{year}` and `{language}` (the language to answer in: "French", or "the language {person}
+speaks" when the setting is automatic) are substituted by plain replacement (other braces in a
+user's prompt are left alone).
 
 Because the prompt carries the time of day, greedy replies change from one minute to the next.
 Tests and benchmarks pin `now` so that a run can be repeated token for token.
@@ -13,6 +15,8 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+
+from app.catalog.languages import AUTO, language_name
 
 DEFAULT_PROMPT_FILE = Path(__file__).resolve().parents[2] / "assets" / "persona.txt"
 PINNED_TIME = datetime(2025, 1, 1, 12, 0)  # what tests and benchmarks render the prompt at
@@ -32,10 +36,16 @@ class Persona:
     bot: str = "Aria"
     prompt: str = field(default_factory=default_prompt)
     now: datetime | None = None  # fixed render time (reproducible runs); None: the wall clock
+    language: str = "en"  # a whisper code, or "auto" (app/ears/languages.py)
 
     def render(self, now: datetime | None = None) -> str:
         now = now or self.now or datetime.now()
         values = {
+            "{language}": (
+                f"the language {self.person} speaks"
+                if self.language == AUTO
+                else language_name(self.language)
+            ),
             "{person}": self.person,
             "{bot}": self.bot,
             "{time}": now.strftime("%H:%M"),
@@ -48,5 +58,6 @@ class Persona:
 
     def fingerprint(self) -> str:
         """Identifies the persona independent of the time it was rendered (for sessions)."""
-        raw = "\x00".join((self.person, self.bot, self.prompt)).encode("utf-8")
+        parts = (self.person, self.bot, self.prompt) + ((self.language,) if self.language != "en" else ())
+        raw = "\x00".join(parts).encode("utf-8")
         return hashlib.sha256(raw).hexdigest()[:16]

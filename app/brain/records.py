@@ -77,6 +77,7 @@ class Message:
     # `text` is (the one in the conversation). Empty: the only answer.
     versions: list[str] = field(default_factory=list)
     version: int = 0
+    language: str = ""  # a user turn's language as whisper heard it ("": not known, e.g. typed)
 
     @classmethod
     def from_dict(cls, data: Any) -> Message:

@@ -56,6 +56,7 @@ from app.brain.retry_seeds import RetrySeeds
 from app.brain.server_probe import first_model, server_context
 from app.brain.server_replies import DroppedStream, Reading, context_size_in, explain, read_reply
 from app.brain.session_files import REMOTE
+from app.brain.turn_language import read_as
 from app.brain.user_turn import TurnGate, ask
 
 log = logging.getLogger(__name__)
@@ -188,7 +189,11 @@ class RemoteConversation:
 
     # ----- the brain interface (brain.py) ---------------------------------------------------------
     def stream(
-        self, text: str, cancel: threading.Event | None = None, gate: TurnGate | None = None
+        self,
+        text: str,
+        cancel: threading.Event | None = None,
+        gate: TurnGate | None = None,
+        language: str = "",
     ) -> Iterator[str]:
         """Send a user turn and yield the reply as it streams (see brain.py for the contract).
         A tentative turn's gate gets no end-of-turn probability (the fixed silence rule applies)
@@ -196,6 +201,7 @@ class RemoteConversation:
         t0 = time.perf_counter()
         stats = TurnStats(turn=self.turn_count + 1, n_ctx=self.n_ctx)
         shifts0, discarded0 = self.shifts, self.discarded
+        said, text = text, read_as(text, language, self.persona)  # the user's words; as sent
         response = self._open(text)
         older = sum(ex.tokens for ex in self.kept)  # after any trimming
         stats.t_prompt_ms = (time.perf_counter() - t0) * 1000
@@ -206,7 +212,7 @@ class RemoteConversation:
                 log.info("turn withdrawn before its reply (request closed)")
                 return
         self.turn_count += 1
-        self.history.append(Message("user", text, name=self.persona.person))
+        self.history.append(Message("user", said, name=self.persona.person, language=language))
         pieces: list[str] = []
         read, failure = Reading(t0), None
         try:

@@ -29,6 +29,7 @@ from app.brain.ledger import Ledger
 from app.brain.persona import Persona
 from app.brain.records import LoadResult, Message
 from app.brain.session_files import CORRUPT, META, STATE
+from app.brain.turn_language import message_as_read
 from app.catalog.catalog import sha256_of
 from app.system.paths import private_dir, write_private
 
@@ -212,7 +213,7 @@ def replay(conv: Conversation, history: list[Message]) -> int:
     chosen: list[tuple[Message, Message]] = []
     used = 0
     for u, a in reversed(pairs):
-        cost = conv.turn_cost(u.text, a.text)
+        cost = conv.turn_cost(message_as_read(u, conv.persona), a.text)
         if used + cost > budget:
             break
         chosen.append((u, a))
@@ -221,5 +222,5 @@ def replay(conv: Conversation, history: list[Message]) -> int:
     conv.history = list(history)  # the memory note is built from it
     conv.note_due = len(chosen) < len(pairs)  # older turns left out: the first one read opens with it
     for u, a in chosen:
-        conv.append_turn(u.text, a.text)
+        conv.append_turn(message_as_read(u, conv.persona), a.text)
     return len(chosen)

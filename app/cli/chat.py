@@ -11,6 +11,7 @@ import argparse
 import signal
 
 from app.brain.sampling import SamplingConfig
+from app.cli.chat_shared import language_arg
 from app.loop.turn_end import TurnEndConfig
 
 
@@ -82,7 +83,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     a("-bn", "--bot-name", default="Aria", help="the assistant's name")
     a("-w", "--wake-command", default="", help="utterances must start with this phrase")
     a("-ho", "--heard-ok", default="", help="phrase spoken before generating a reply")
-    a("-l", "--language", default="en", help="spoken language (auto for multilingual models)")
+    a(
+        "-l",
+        "--language",
+        default="en",
+        type=language_arg,
+        help="spoken language: a code (en, fr, ja, ...) or auto; other than en uses a multilingual whisper",
+    )
     a("-mw", "--model-whisper", default=None, help="ggml Whisper model file")
     a("-ml", "--model-llama", default=None, help="GGUF model file")
     a("-s", "--speak", default=None, help="external command to speak replies (instead of pyttsx3)")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from app.catalog.languages import normalize
+
 
 def llm_config(args: argparse.Namespace):
     from app.brain.records import LlmConfig
@@ -60,12 +62,22 @@ def sampling_config(args: argparse.Namespace):
     )
 
 
+def language_arg(value: str) -> str:
+    """`-l`: a whisper language code or auto (argparse says what is wrong with anything else)."""
+    try:
+        return normalize(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
 def persona(args: argparse.Namespace):
     from app.brain.persona import Persona
 
+    language = getattr(args, "language", "en")
     if args.prompt_file:
-        return Persona(args.person, args.bot_name, Path(args.prompt_file).read_text(encoding="utf-8"))
-    return Persona(args.person, args.bot_name)
+        prompt = Path(args.prompt_file).read_text(encoding="utf-8")
+        return Persona(args.person, args.bot_name, prompt, language=language)
+    return Persona(args.person, args.bot_name, language=language)
 
 
 def turn_record(stats, user: str, reply: str) -> dict:

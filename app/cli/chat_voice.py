@@ -17,7 +17,7 @@ from app.cli.chat_shared import Transcript, llm_config, persona, remote_config
 
 
 def assistant_config(args: argparse.Namespace):
-    from app.catalog.catalog import default_model_path
+    from app.catalog.languages import AUTO, whisper_model_for
     from app.ears.transcriber import SttConfig, names_prompt
     from app.ears.vad import VadConfig
     from app.loop.assistant_config import AssistantConfig
@@ -30,7 +30,7 @@ def assistant_config(args: argparse.Namespace):
         llm=llm_config(args),
         remote=remote_config(args),
         stt=SttConfig(
-            Path(args.model_whisper) if args.model_whisper else default_model_path("whisper"),
+            whisper_model_for(args.language, args.model_whisper),
             n_threads=args.threads,
             language=args.language,
             audio_ctx=args.audio_ctx,
@@ -45,7 +45,7 @@ def assistant_config(args: argparse.Namespace):
             voice=args.voice,
             rate=args.rate,
             device=device(args.output_device),
-            language=args.language if args.language != "auto" else "en",
+            language=args.language if args.language != AUTO else "en",
         ),
         input_device=device(args.capture),
         hands_free=not args.ptt,

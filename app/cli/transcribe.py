@@ -8,6 +8,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app.cli.chat_shared import language_arg
+
 if TYPE_CHECKING:
     from app.ears.transcriber import Transcriber
 
@@ -19,7 +21,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
     p.add_argument("-m", "--model", help="ggml Whisper model (default: the catalog default)")
-    p.add_argument("-l", "--language", default="auto", help="language code, or auto (.en models: en)")
+    p.add_argument(
+        "-l",
+        "--language",
+        default="auto",
+        type=language_arg,
+        help="language code (fr: the multilingual model), or auto (.en models: en)",
+    )
     p.add_argument("-t", "--threads", type=int, default=None, help="default: the cores left free")
     p.add_argument("-ac", "--audio-ctx", type=int, default=0, help="encoder context (0 = sized to the clip)")
     p.add_argument("--no-gate", action="store_true", help="run whisper even when no speech is detected")
@@ -38,10 +46,13 @@ def transcribe_one(tr: Transcriber, name: str) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from app.catalog.catalog import ModelError, default_model_path
+    from app.catalog.catalog import ModelError
+    from app.catalog.languages import AUTO, whisper_model_for
     from app.ears.transcriber import SttConfig, Transcriber
 
-    model = Path(args.model) if args.model else default_model_path("whisper")
+    # auto keeps the default model (English-only: auto means English there); a language other
+    # than English picks the multilingual model unless one was given
+    model = whisper_model_for("en" if args.language == AUTO else args.language, args.model)
     try:
         tr = Transcriber(
             SttConfig(

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from app.catalog.catalog import check_file
+from app.catalog.languages import AUTO, normalize
 from app.ears.hallucinations import MIN_WORD_MS, invented, unloop
 from app.ears.vad import SpeechStats, VadConfig, speech_frames, squeeze_pauses, stats_from
 from app.system.cpu import FreeCores, threads_for
@@ -75,6 +76,7 @@ class Transcript:
     rejected: bool = False
     reason: str = ""
     speech: SpeechStats | None = None
+    language: str = ""  # the whisper code it was heard in (found per utterance when set to auto)
 
     def as_json(self) -> dict:
         return {
@@ -84,6 +86,7 @@ class Transcript:
             "prob": round(self.prob, 3),
             "rejected": self.rejected,
             "reason": self.reason,
+            "language": self.language,
         }
 
 
@@ -161,18 +164,26 @@ class Transcriber:
     def _language(self) -> str:
         if self.english_only:
             return "en"
-        return "auto" if self.config.language in ("", "auto") else self.config.language
+        try:
+            return normalize(self.config.language)
+        except ValueError:  # an unknown code (a hand-edited setting): whisper finds the language
+            return AUTO
 
-    def _run(self, audio: np.ndarray, audio_ctx: int, abort: Callable[[], bool] | None) -> tuple[str, float]:
+    def _run(
+        self, audio: np.ndarray, audio_ctx: int, abort: Callable[[], bool] | None
+    ) -> tuple[str, float, str]:
+        """whisper on one piece: (text, mean token probability, the language it was heard in)."""
         c = self.config
         # A token budget scaled to the clip stops the repetition loops whisper can fall into.
         budget = math.ceil(len(audio) / RATE * 7) + 12
         max_tokens = min(c.max_tokens, budget) if c.max_tokens else budget
+        language = self._language()
         segments = self._model.transcribe(
             audio,
             abort_callback=abort,
             extract_probability=True,
-            language=self._language(),
+            language=language,
+            detect_language=False,  # (pywhispercpp keeps parameters from call to call)
             translate=c.translate,
             initial_prompt=c.initial_prompt,
             single_segment=True,
@@ -189,7 +200,12 @@ class Transcriber:
         texts = [s.text for s in segments]
         probs = [s.probability for s in segments if not math.isnan(s.probability)]
         text = collapse_repeats(" ".join(texts).strip(), len(audio) / RATE)
-        return text, float(np.mean(probs)) if probs else 0.0
+        if language == AUTO:  # whisper found it on this piece's own audio
+            import _pywhispercpp as pw
+
+            ctx = self._model._ctx  # type: ignore[attr-defined]  # pywhispercpp has no accessor
+            language = pw.whisper_lang_str(pw.whisper_full_lang_id(ctx))
+        return text, float(np.mean(probs)) if probs else 0.0, language
 
     def transcribe(
         self, audio: np.ndarray, audio_ctx: int | None = None, abort: Callable[[], bool] | None = None
@@ -208,7 +224,7 @@ class Transcriber:
             return self._reject(result, "no speech detected", t0)
         if self.config.gate and stats.speech_ms < MIN_WORD_MS:
             return self._reject(result, "shorter than a word", t0)
-        texts, probs = [], []
+        texts, probs, languages = [], [], []
         pieces = split_at_pauses(audio, min(self.config.chunk_s, WINDOW_S))
         with self._lock:
             for start, end in pieces:
@@ -223,10 +239,12 @@ class Transcriber:
                 # whisper needs at least 1 s of input; pad short clips with silence
                 if len(chunk) < RATE:
                     chunk = np.pad(chunk, (0, RATE - len(chunk)))
-                text, prob = self._run(chunk, ctx, abort)
+                text, prob, language = self._run(chunk, ctx, abort)
                 result.audio_ctx = max(result.audio_ctx, ctx)
                 texts.append(text)
                 probs.append(prob)
+                languages.append(language)
+        result.language = max(set(languages), key=languages.count) if languages else ""
         result.raw_text = " ".join(texts).strip()
         result.prob = float(np.mean(probs)) if probs else 0.0
         result.text, looped = unloop(clean_text(result.raw_text))

@@ -1,5 +1,5 @@
-"""Choosers of Settings: a model file (built-in, catalog, typed path or Browse…) and a sound
-device. GUI thread only; nothing here loads a model or opens a device."""
+"""Choosers of Settings: a model file (built-in, catalog, typed path or Browse…), a sound
+device and the spoken language. GUI thread only; nothing here loads a model or opens a device."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QPushButton, QWidget
 
 from app.catalog import catalog
+from app.catalog.languages import AUTO, LANGUAGES, MULTILINGUAL_WHISPER, english_only, normalize
 
 
 def _devices(kind: str) -> list[tuple[str, str]]:
@@ -93,3 +94,35 @@ def _size(path: Path) -> str:
         return f"{path.stat().st_size / 1e6:.0f} MB"
     except OSError:
         return "missing"
+
+
+def language_chooser(value: str) -> QComboBox:
+    """English, Automatic, then every language whisper knows by name; data: the code or AUTO."""
+    c = QComboBox()
+    c.setAccessibleName("Spoken language")
+    c.addItem("English", "en")
+    c.addItem("Automatic (found in each utterance)", AUTO)
+    for code, name in sorted(LANGUAGES.items(), key=lambda kv: kv[1]):
+        if code != "en":
+            c.addItem(f"{name} ({code})", code)
+    c.setToolTip(
+        "The language you speak; replies come in it and are spoken by a voice for it.\n"
+        f"Other than English, speech is heard by the multilingual model {MULTILINGUAL_WHISPER}\n"
+        "unless you choose another (the built-in language model answers other languages poorly:\n"
+        "a bigger model or a server does better)."
+    )
+    try:
+        c.setCurrentIndex(max(c.findData(normalize(value)), 0))
+    except ValueError:
+        c.setCurrentIndex(1)  # an unknown code (a hand-edited setting): automatic
+    return c
+
+
+def language_problem(language: str, whisper_path: str) -> str:
+    """Why this speech model cannot hear this language ("" when it can)."""
+    if language == "en" or not whisper_path or not english_only(Path(whisper_path)):
+        return ""
+    return (
+        f"The speech model {Path(whisper_path).name} knows English only. For another language choose "
+        f"the built-in model (it uses {MULTILINGUAL_WHISPER}) or another multilingual model."
+    )

@@ -17,6 +17,8 @@ from datetime import datetime
 from markdown_it import MarkdownIt
 from PySide6.QtGui import QColor
 
+from app.catalog.languages import language_name
+
 _MD = MarkdownIt("commonmark", {"html": False, "breaks": True})
 LINK = re.compile(r"<a href='((?!who:)[^']+)' style='")  # a message's links (not its name)
 CODE_STYLE = "font-family: monospace;"
@@ -45,6 +47,7 @@ class ChatMessage:
     at: datetime = field(default_factory=datetime.now)  # when it was said (shown on hover)
     versions: list[str] = field(default_factory=list)  # every answer to its turn (Retry), oldest first
     version: int = 0  # which of them this is
+    language: str = ""  # a spoken turn's language (whisper code; shown when not English)
 
 
 def mix(a: QColor, b: QColor, share: float) -> str:
@@ -78,6 +81,8 @@ def message_html(
     plain = f"text-decoration:none; color:{text_color}"
     name = f"<a href='who:{i}' style='{plain}'><b>{html.escape(who)}</b></a>"
     link = f"color:{muted}; font-size:small"
+    if m.language and m.language != "en":  # the language it was heard in
+        name += f" <span style='{link}'>{html.escape(language_name(m.language))}</span>"
     tools = f"<a href='copy:{i}' style='{link}'>copy</a>" if m.text else ""
     if retry:
         tools += f" &nbsp;<a href='retry:{i}' style='{link}'>retry</a>"

@@ -26,7 +26,7 @@ from app.brain.persona import default_prompt
 from app.brain.sampling import SamplingConfig
 from app.catalog import catalog
 from app.gui import theme
-from app.gui.choosers import chosen_path, device_chooser, model_chooser
+from app.gui.choosers import chosen_path, device_chooser, language_chooser, language_problem, model_chooser
 from app.gui.server_chooser import ServerChooser
 from app.gui.tray import TrayIcon
 from app.gui.voice_tab import VoiceTab
@@ -77,6 +77,11 @@ class SettingsDialog(QDialog):
                 self.tabs.setCurrentIndex(0)
                 combo.setFocus()
                 return
+        if why := language_problem(self.language.currentData(), chosen_path(self.whisper)):
+            self._show_problem(why)
+            self.tabs.setCurrentIndex(0)
+            self.language.setFocus()
+            return
         self.problem.hide()
         super().accept()
 
@@ -106,10 +111,7 @@ class SettingsDialog(QDialog):
             "(a thread sharing a busy core slows all the others down)."
         )
         f.addRow("Threads", self.threads)
-        self.language = QLineEdit(self.s.language)
-        self.language.setToolTip(
-            "Spoken language code (en, de, fr…), or auto. English-only models ignore it."
-        )
+        self.language = language_chooser(self.s.language)
         f.addRow("Language", self.language)
         return w
 
@@ -269,7 +271,7 @@ class SettingsDialog(QDialog):
             whisper_model=chosen_path(self.whisper),
             n_ctx=self.n_ctx.value(),
             threads=self.threads.value(),
-            language=self.language.text().strip() or "en",
+            language=self.language.currentData(),
             input_device=self.input_dev.currentData(),
             output_device=self.output_dev.currentData(),
             hands_free=self.hands_free.isChecked(),

@@ -155,7 +155,7 @@ class Hearing:
     ) -> None:
         self.last_utterance = audio
         result = early.final(audio, end_sample)
-        fields = ("text", "rejected", "reason", "prob")
+        fields = ("text", "rejected", "reason", "prob", "language")
         self._emit(Event("transcript", {k: getattr(result, k) for k in fields}))
         if not self.continuation.deliver(ended, lambda: self._turn_of(result, t_end)):
             self.tentative.withdraw()  # the user went on: these words head the next utterance
@@ -174,7 +174,7 @@ class Hearing:
             if not self._answering():
                 self._set_state(State.IDLE)
             return None
-        turn = Turn(text, t_end, time.perf_counter(), result.transcribe_s * 1000)
+        turn = Turn(text, t_end, time.perf_counter(), result.transcribe_s * 1000, language=result.language)
         self._submit(turn)
         return turn
 

@@ -86,7 +86,7 @@ class Responder:
             first_words=getattr(self.speaker, "first_chunk_words", 0),
         )
         try:
-            for piece in self.conversation.stream(turn.text, turn.cancel, self._gate):
+            for piece in self.conversation.stream(turn.text, turn.cancel, self._gate, turn.language):
                 turn.stamps.setdefault("first_token", time.perf_counter())
                 turn.reply += piece
                 self._show(Event("token", {"text": piece}))
@@ -177,6 +177,7 @@ class Responder:
         new turn, drawn with another seed."""
         history = self.conversation.history
         last = history[-1] if history else None
+        language = history[-2].language if len(history) >= 2 else ""
         text = self.conversation.retract_last_turn()
         if text is None or last is None:
             self._emit(Event("notice", {"message": "There is no finished reply to retry."}))
@@ -184,7 +185,8 @@ class Responder:
         self.last_answered = None
         data = {"text": text, "stats": self.conversation.context_stats(), "continued": False}
         self._emit(Event("retracted", data))
-        self.run(Turn(text, time.perf_counter(), typed=True, earlier=last.versions or [last.text]))
+        earlier = last.versions or [last.text]
+        self.run(Turn(text, time.perf_counter(), typed=True, earlier=earlier, language=language))
 
     def choose_version(self, index: int) -> None:
         """llm thread: after a Retry, answer `index` of the newest turn's answers becomes its
@@ -278,7 +280,7 @@ class Responder:
     def _begin_reply(self, turn: Turn) -> None:
         """The turn is certain: show it and start answering."""
         self.speaking = turn
-        self._emit(Event("user", {"text": turn.text}))
+        self._emit(Event("user", {"text": turn.text, "language": turn.language}))
         self._set_state(State.THINKING)
         if self.heard_ok and self.speaker.available:
             self.speaker.say(self.heard_ok)
@@ -299,7 +301,12 @@ class Responder:
             self._deferred.append(sentence)
             return
         first, self._first_spoken = self._first_spoken is not turn, turn
-        index = self.speaker.say(spoken, held=True) if held else self.speaker.say(spoken)
+        language = turn.language
+        index = (
+            self.speaker.say(spoken, held=True, language=language)
+            if held
+            else self.speaker.say(spoken, language=language)
+        )
         turn.heard.queued(index, sentence, turn.reply)
         self._show(Event("sentence", {"event": "queued", "index": index, "text": sentence}))
         if first and index > 0 and hasattr(self.speaker, "wait_synthesized"):

@@ -154,6 +154,7 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None) -> Assista
     from app.brain.persona import Persona
     from app.brain.records import LlmConfig, RemoteConfig
     from app.catalog.catalog import default_model_path
+    from app.catalog.languages import AUTO, normalize, whisper_model_for
     from app.ears.transcriber import SttConfig, names_prompt
     from app.ears.vad import VadConfig
     from app.loop.assistant_config import AssistantConfig
@@ -163,7 +164,12 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None) -> Assista
     def device(v: str) -> int | str | None:
         return int(v) if v.isdigit() else (v or None)
 
-    persona = Persona(s.person, s.bot, s.prompt)
+    try:
+        language = normalize(s.language)
+    except ValueError:  # a hand-edited setting: whisper finds the language
+        log.warning("unknown language setting %r: automatic", s.language)
+        language = AUTO
+    persona = Persona(s.person, s.bot, s.prompt, language=language)
     sampling = sampling_config(s.sampling)
     go_on = max(0, s.continue_ms) if isinstance(s.continue_ms, int) else TurnEndConfig.continue_ms
     remote = (
@@ -180,9 +186,9 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None) -> Assista
         ),
         remote=remote,
         stt=SttConfig(
-            Path(s.whisper_model) if s.whisper_model else default_model_path("whisper"),
+            whisper_model_for(language, s.whisper_model),
             n_threads=s.threads or None,
-            language=s.language,
+            language=language,
             initial_prompt=names_prompt(s.bot),
         ),
         persona=persona,
@@ -191,7 +197,7 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None) -> Assista
             voice=s.voice or None,
             rate=s.rate,
             device=device(s.output_device),
-            language=s.language if s.language != "auto" else "en",
+            language=language if language != AUTO else "en",
         ),
         input_device=device(s.input_device),
         hands_free=s.hands_free,

@@ -47,7 +47,14 @@ class TentativeTurns:
         `still_current()`: False when speech resumed meanwhile (the turn is withdrawn at once).
         Returns the turn."""
         self.withdraw()
-        turn = Turn(text, t_end, time.perf_counter(), result.transcribe_s * 1000, pending=Decision())
+        turn = Turn(
+            text,
+            t_end,
+            time.perf_counter(),
+            result.transcribe_s * 1000,
+            pending=Decision(),
+            language=result.language,
+        )
         turn.end_sample, turn.pitch_end, turn.audio_pending = end_sample, pitch_end, audio_pending
         self._current = (result, turn)
         if not still_current():  # speech resumed before the turn was visible to `withdraw`

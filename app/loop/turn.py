@@ -53,6 +53,7 @@ class Turn:
     stamps: dict[str, float] = field(default_factory=dict)  # confirmed, first_token, ..., first_audio
     pending: Decision | None = None  # set on a tentative turn; see the module docstring
     typed: bool = False  # typed (the report counts from Enter), not spoken
+    language: str = ""  # the whisper code it was heard in ("": typed or not known)
     reply: str = ""  # the reply as generated so far (llm thread; its pieces joined)
     heard: HeardReply = field(default_factory=HeardReply)  # what of it the listener heard
     settled: bool = False  # its memory was set to what was heard (after a barge-in)

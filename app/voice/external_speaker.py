@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from app.voice.speaker import SentenceQueue, SpeakerEvent
+from app.voice.sentence_queue import SentenceQueue, SpeakerEvent
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,8 @@ class ExternalSpeaker(SentenceQueue):
         self._thread = threading.Thread(target=self._loop, name="speaker-external", daemon=True)
         self._thread.start()
 
-    def say(self, sentence: str) -> int:
+    def say(self, sentence: str, language: str = "") -> int:
+        """Queue one sentence (non-blocking); the user's command speaks every `language` alike."""
         with self._lock:
             self._pending += 1
             self._index += 1

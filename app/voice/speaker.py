@@ -27,7 +27,6 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
@@ -36,21 +35,12 @@ import numpy as np
 
 from app.system.sound_devices import close_stream
 from app.voice.natural_voice import Cancelled
+from app.voice.sentence_queue import SentenceQueue, SpeakerEvent
 from app.voice.synthesizer import Speech
 from app.voice.voices import open_engine
 
 log = logging.getLogger(__name__)
 BLOCK_S = 0.02
-
-
-@dataclass
-class SpeakerEvent:
-    kind: str  # sentence_started | sentence_finished | sentence_cut | queue_empty | error
-    text: str = ""
-    index: int = -1
-    t: float = field(default_factory=time.perf_counter)
-    message: str = ""
-    heard: str = ""  # sentence_cut: the part of `text` the listener heard
 
 
 @dataclass
@@ -79,28 +69,10 @@ class SpeakerConfig:
     volume: float | None = None  # 0..1
     device: int | str | None = None  # sounddevice output device
     # Output buffer (PortAudio's suggested latency): seconds, or "low" (the device's lowest, ~9 ms
-    # on PulseAudio). bench/underruns.py measures what a busy desktop needs.
-    latency: float | str = "low"
+    # on PulseAudio). 50 ms: with the app's own work in the process (the brain writing, whisper
+    # transcribing) "low" ran dry 38-58 times in 10 replies, 50 ms never (bench/underruns.py).
+    latency: float | str = 0.05
     language: str = "en"  # whose natural voice is the default
-
-
-class SentenceQueue:
-    """Pending-sentence bookkeeping shared by the speakers: `busy` and `wait()`."""
-
-    _pending: int = 0
-
-    @property
-    def busy(self) -> bool:
-        return self._pending > 0
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Block until everything queued has been played; False on timeout."""
-        end = None if timeout is None else time.monotonic() + timeout
-        while self._pending > 0:
-            if end is not None and time.monotonic() > end:
-                return False
-            time.sleep(0.005)
-        return True
 
 
 class Speaker(SentenceQueue):
@@ -131,7 +103,10 @@ class Speaker(SentenceQueue):
         self.first_chunk_words = getattr(self._engine, "first_chunk_words", 0)
         if not self.available:
             log.warning("speech output disabled: %s", self.problem)
-        self._text_q: queue.Queue[tuple[int, int, str, _Hold | None] | None] = queue.Queue()
+        self._text_q: queue.Queue[tuple[int, int, str, _Hold | None, str] | None] = queue.Queue()
+        # Engines for the languages replies were spoken in besides the configured voice's
+        # (language code -> engine; opened on the synthesis thread when first needed).
+        self._engines: dict[str, Any] = {}
         self._pcm_q: queue.Queue[tuple[int, int, Speech, _Hold | None] | Literal["abort"] | None] = (
             queue.Queue()
         )
@@ -153,9 +128,11 @@ class Speaker(SentenceQueue):
             t.start()
 
     # ----- public API ----------------------------------------------------------------------
-    def say(self, sentence: str, held: bool = False) -> int:
+    def say(self, sentence: str, held: bool = False, language: str = "") -> int:
         """Queue one sentence (non-blocking); returns its index for the sentence events (-1 if
-        nothing was queued). `held`: synthesize now, play after `release_held()`."""
+        nothing was queued). `held`: synthesize now, play after `release_held()`. `language`:
+        a whisper code other than the configured one is spoken by that language's default
+        voice (natural where one is downloaded, else espeak-ng's)."""
         if not sentence.strip():
             return -1
         if not self.available:
@@ -166,7 +143,7 @@ class Speaker(SentenceQueue):
             self._index += 1
             if held and self._hold is None:
                 self._hold = _Hold()
-            item = (self._generation, self._index, sentence, self._hold if held else None)
+            item = (self._generation, self._index, sentence, self._hold if held else None, language)
         self._text_q.put(item)
         return item[1]
 
@@ -206,8 +183,9 @@ class Speaker(SentenceQueue):
         self.discard_held()
         for q in (self._text_q, self._pcm_q):
             _drain(q)
-        if self._engine is not None:
-            self._engine.cancel()  # a long sentence being synthesized is not waited for
+        for engine in (self._engine, *self._engines.values()):
+            if engine is not None:
+                engine.cancel()  # a long sentence being synthesized is not waited for
         self._pcm_q.put(_SILENCE)  # the playback thread aborts its stream (buffered sound too)
         if cut and playing is not None:
             heard = playing.speech.heard(max(0, playing.written - playing.buffered))
@@ -251,7 +229,7 @@ class Speaker(SentenceQueue):
                     self._synthesized = max(self._synthesized, item[1])
                     self._synthesized_cv.notify_all()
 
-    def _synthesize(self, gen: int, index: int, text: str, hold: _Hold | None) -> None:
+    def _synthesize(self, gen: int, index: int, text: str, hold: _Hold | None, language: str) -> None:
         """Synthesis thread: one queued sentence to the playback queue (or dropped)."""
         if gen != self._generation:
             return
@@ -259,7 +237,7 @@ class Speaker(SentenceQueue):
             self._finish_one(gen, quiet=True)
             return
         try:
-            speech = self._render(gen, text)
+            speech = self._render(gen, text, self._engine_for(language))
         except Cancelled:  # stop(): this sentence belongs to what was stopped
             return
         except Exception as exc:
@@ -270,13 +248,25 @@ class Speaker(SentenceQueue):
         if gen == self._generation:
             self._pcm_q.put((gen, index, speech, hold))
 
-    def _render(self, gen: int, text: str) -> Speech:
+    def _engine_for(self, language: str) -> Any:
+        """Synthesis thread: the engine that speaks `language` (the configured one for its own
+        language, an unknown one, or when the language's voice cannot load)."""
+        own = self.config.language.split("-")[0].lower()
+        if not language or language.split("-")[0].lower() == own:
+            return self._engine
+        if language not in self._engines:
+            opened = open_engine(None, language)
+            self._engines[language] = opened.engine or self._engine
+            log.info("speaking %s with %s", language, getattr(opened.voice, "name", "espeak's default voice"))
+        return self._engines[language]
+
+    def _render(self, gen: int, text: str, engine: Any) -> Speech:
         """Synthesis thread: `text` as sound. A cancel meant for the sentences stop() dropped
         can land on one queued just after it (say() from another thread): that one is redone."""
-        assert self._engine is not None
+        assert engine is not None
         while True:
             try:
-                return self._engine.render(text, self.config.rate, self.config.volume)
+                return engine.render(text, self.config.rate, self.config.volume)
             except Cancelled:
                 if gen != self._generation:
                     raise

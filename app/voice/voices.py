@@ -178,9 +178,23 @@ def _open_default(language: str, directory: Path | None) -> OpenedVoice:
         except TtsUnavailable as exc:
             notice = f"The natural voice {natural.name} could not load: {exc}."
     try:
-        return OpenedVoice(SystemEngine(Synthesizer.get()), None, notice)
+        synth = Synthesizer.get()
     except TtsUnavailable as exc:
         return OpenedVoice(None, None, notice, str(exc))
+    system = _system_voice_for(synth, language)
+    return OpenedVoice(SystemEngine(synth, system.id if system else None), system, notice)
+
+
+def _system_voice_for(synth: Synthesizer, language: str) -> Voice | None:
+    """espeak-ng's first voice for a language other than English (None: its default voice,
+    English, which is also what speaks a language espeak has no voice for)."""
+    if language.split("-")[0].lower() in ("", "en"):
+        return None
+    try:
+        return synth.find_voice(language)
+    except ValueError:
+        log.warning("no system voice speaks %r; the default voice speaks it", language)
+        return None
 
 
 def open_engine(spec: str | None, language: str = "en", directory: Path | None = None) -> OpenedVoice:

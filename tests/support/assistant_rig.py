@@ -57,8 +57,8 @@ def make(llm_model: Path, whisper_model: Path, rec: Recorder, **kw) -> Assistant
         llm=LlmConfig(
             llm_model, n_ctx=1024, sampling=SamplingConfig(temperature=0), max_tokens=kw.pop("max_tokens", 40)
         ),
-        stt=SttConfig(whisper_model),
-        persona=Persona("Sam", "Max", now=PINNED_TIME),
+        stt=kw.pop("stt", None) or SttConfig(whisper_model),
+        persona=kw.pop("persona", None) or Persona("Sam", "Max", now=PINNED_TIME),
         **kw,
     )
     a = Assistant(cfg, rec)

@@ -1,0 +1,152 @@
+"""How well is each language heard? Error rate per language and model, language detection, and
+what Automatic costs against a fixed language.
+
+Six languages, two scripts besides Latin (Cyrillic: Russian; Han: Chinese), five questions each,
+spoken by espeak-ng's voice for the language (English also by the natural voice, Piper's joe).
+Each clip is transcribed by every model asked for (default: the English-only default tiny.en-q4_0
+and the multilingual base-q5_1; any ggml file by path, e.g. the hub's small) with the language
+fixed, and by the multilingual models on Automatic. Reported per language and model: word error
+rate (character error rate for Chinese, which writes no spaces), whisper time p50 with the
+language fixed, and for Automatic: the language found (accuracy) and its time over the fixed
+language's in the same run (issue #32's target: <= 1.3x). espeak-ng's voices are far from a
+person's: the error rates are an upper bound for human speech, and detection is measured on them.
+Run: .venv/bin/python -m bench.languages [--models tiny.en-q4_0,base-q5_1] [--per 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import unicodedata
+from pathlib import Path
+
+import numpy as np
+
+from app.catalog import catalog
+from app.catalog.languages import AUTO, english_only
+from bench.common import emit, speak_16k, wer
+
+# (language, espeak-ng voice, questions)
+CLIPS: list[tuple[str, str, list[str]]] = [
+    ("en", "en-us", [
+        "What is the capital of France?", "Tell me a story about a dragon.",
+        "How many days are there in a week?", "What time is it in Tokyo right now?",
+        "Can you recommend a good book for the weekend?",
+    ]),
+    ("fr", "fr", [
+        "Quelle est la capitale de la France ?", "Raconte-moi une histoire de dragon.",
+        "Combien de jours y a-t-il dans une semaine ?", "Quel temps fait-il à Paris aujourd'hui ?",
+        "Peux-tu me conseiller un bon livre ?",
+    ]),
+    ("de", "de", [
+        "Wie spät ist es jetzt in Berlin?", "Erzähl mir eine Geschichte über einen Drachen.",
+        "Wie viele Tage hat eine Woche?", "Was ist die Hauptstadt von Deutschland?",
+        "Kannst du mir ein gutes Buch empfehlen?",
+    ]),
+    ("es", "es", [
+        "¿Cuántos días tiene una semana?", "Cuéntame una historia sobre un dragón.",
+        "¿Cuál es la capital de España?", "¿Qué hora es en Madrid ahora?",
+        "¿Puedes recomendarme un buen libro?",
+    ]),
+    ("ru", "ru", [
+        "Какая сегодня погода в Москве?", "Расскажи мне сказку о драконе.",
+        "Сколько дней в неделе?", "Какая столица Франции?", "Посоветуй мне хорошую книгу.",
+    ]),
+    ("zh", "cmn", [
+        "今天天气怎么样", "给我讲一个关于龙的故事", "一个星期有几天", "法国的首都是哪里", "现在几点了",
+    ]),
+]  # fmt: skip
+NO_SPACES = {"zh", "ja"}
+
+
+def tokens(language: str):
+    """Words to compare (lower case, no punctuation); characters for languages without spaces."""
+
+    def split(text: str) -> list[str]:
+        text = "".join(
+            c for c in unicodedata.normalize("NFC", text.lower()) if unicodedata.category(c)[0] != "P"
+        )
+        if language in NO_SPACES:
+            return [c for c in text if not c.isspace()]
+        return re.findall(r"\w+", text)
+
+    return split
+
+
+def natural_16k(text: str) -> np.ndarray | None:
+    """The natural English voice saying `text` at 16 kHz (None when it is not downloaded)."""
+    import soxr
+
+    from app.voice.voices import open_engine
+
+    opened = open_engine("joe")
+    if opened.voice is None or opened.voice.engine != "natural" or opened.engine is None:
+        return None
+    speech = opened.engine.render(text)
+    return soxr.resample(speech.pcm, speech.sample_rate, 16000).astype(np.float32)
+
+
+def model_path(name: str) -> Path:
+    path = Path(name)
+    if path.suffix == ".bin" and path.exists():
+        return path
+    return catalog.models_dir() / catalog.find_entry(name).file
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default="tiny.en-q4_0,base-q5_1")
+    ap.add_argument("--per", type=int, default=5, help="questions per language (at most 5)")
+    args = ap.parse_args()
+    from app.ears.transcriber import SttConfig, Transcriber
+
+    clips = []  # (language, voice, text, audio)
+    for language, voice, questions in CLIPS:
+        for text in questions[: args.per]:
+            clips.append((language, voice, text, speak_16k(text, voice)))
+            if language == "en" and (pcm := natural_16k(text)) is not None:
+                clips.append((language, "joe", text, pcm))
+    rows: dict[str, dict] = {}
+    for name in args.models.split(","):
+        path = model_path(name)
+        stt = Transcriber(SttConfig(path, min_prob=0.0))
+        multilingual = not english_only(path)
+        per: dict[tuple[str, str], dict[str, list]] = {}
+        for language, voice, text, audio in clips:
+            r = per.setdefault((language, "natural" if voice == "joe" else "espeak-ng"), {})
+            stt.config.language = language
+            stt.transcribe(audio)  # warm: the first run of a size pays for its buffers
+            fixed = stt.transcribe(audio)
+            errors, n = wer(text, fixed.text, tokens(language))
+            r.setdefault("errors", []).append(errors)
+            r.setdefault("words", []).append(n)
+            r.setdefault("fixed_s", []).append(fixed.transcribe_s)
+            if multilingual:
+                stt.config.language = AUTO
+                auto = stt.transcribe(audio)
+                r.setdefault("found", []).append(auto.language == language)
+                r.setdefault("auto_over_fixed", []).append(auto.transcribe_s / max(fixed.transcribe_s, 1e-6))
+            print(f"{name} {language} {voice}: {fixed.text!r}", flush=True)
+        rows[name] = {
+            f"{language}/{voice}": {
+                "error_rate": round(sum(r["errors"]) / max(1, sum(r["words"])), 3),
+                "unit": "characters" if language in NO_SPACES else "words",
+                "fixed_p50_ms": round(statistics.median(r["fixed_s"]) * 1000),
+                **(
+                    {
+                        "detected": f"{sum(r['found'])}/{len(r['found'])}",
+                        "auto_over_fixed_p50": round(statistics.median(r["auto_over_fixed"]), 2),
+                    }
+                    if "found" in r
+                    else {}
+                ),
+            }
+            for (language, voice), r in per.items()
+        }
+        print(name, rows[name], flush=True)
+    emit("languages", {"clips": len(clips), "models": rows})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+"""Talking in another language (issue #32): the setting picks the models, whisper's language
+follows the turn to the model (tagged in the turn, never in the evaluated system prompt) and to
+the voice, and a French question goes the whole way: heard, answered, spoken in French."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+import soundfile as sf
+
+from app.brain.conversation import Conversation
+from app.brain.persona import PINNED_TIME, Persona
+from app.brain.records import LlmConfig
+from app.brain.sampling import SamplingConfig
+from app.brain.session import replay
+from app.brain.turn_language import read_as
+from app.catalog import catalog
+from app.catalog.languages import AUTO, MULTILINGUAL_WHISPER, normalize, whisper_model_for
+from app.ears.transcriber import SttConfig, Transcriber
+from app.loop.settings import AppSettings, assistant_config
+from app.voice.speaker import Speaker, SpeakerConfig, SpeakerEvent
+from tests.support.assistant_rig import spoken_turn
+
+FRENCH = "Quelle est la capitale de la France ?"
+
+
+def espeak_wav(text: str, voice: str, out: Path) -> Path:
+    """espeak-ng's `voice` saying `text`, as a 16 kHz WAV (the command, not the app's engine)."""
+    subprocess.run(["espeak-ng", "-v", voice, "-s", "140", "-w", str(out), text], check=True)
+    data, rate = sf.read(out, dtype="float32")
+    import soxr
+
+    sf.write(out, soxr.resample(data, rate, 16000), 16000)
+    return out
+
+
+def test_the_language_setting_names_a_code_and_the_model_that_hears_it(tmp_path: Path) -> None:
+    assert [normalize(x) for x in ("fr", "FR", "fr-CA", "fr_FR", "French", "", "Automatic")] == [
+        "fr", "fr", "fr", "fr", "fr", AUTO, AUTO,
+    ]  # fmt: skip
+    with pytest.raises(ValueError, match="unknown language 'xx'"):
+        normalize("xx")
+    english = catalog.default_model_path("whisper")
+    assert ".en" in english.name and whisper_model_for("en") == english
+    multilingual = catalog.models_dir() / catalog.find_entry(MULTILINGUAL_WHISPER).file
+    assert whisper_model_for("fr") == whisper_model_for(AUTO) == multilingual
+    assert whisper_model_for("fr", str(tmp_path / "mine.bin")) == tmp_path / "mine.bin"  # the user's choice
+    cfg = assistant_config(AppSettings(language="French"), tmp_path)
+    assert cfg.stt.model_path == multilingual and cfg.stt.language == "fr"
+    assert cfg.persona.language == "fr" and "answer in French" in cfg.persona.render()
+    assert cfg.speaker.language == "fr"
+    cfg = assistant_config(AppSettings(language="xx"), tmp_path)  # a hand-edited file: automatic, not a crash
+    assert cfg.persona.language == AUTO and "the language User speaks" in cfg.persona.render()
+
+
+def test_a_turn_in_another_language_is_tagged_in_the_turn_only(llm_model: Path, tmp_path: Path) -> None:
+    persona = Persona("Sam", "Max", now=PINNED_TIME)  # English conversation
+    assert read_as("Bonjour", "fr", persona) == "[Answer in French] Bonjour"
+    assert read_as("Hello", "en", persona) == read_as("Hello", "", persona) == "Hello"
+    assert read_as("Bonjour", "fr", Persona(language="fr")) == "Bonjour"  # its own language
+    config = LlmConfig(llm_model, n_ctx=1024, max_tokens=16, sampling=SamplingConfig(temperature=0))
+    conv = Conversation(config, persona)
+    try:
+        system = conv.llama.input_ids[: conv.ledger.n_keep].tolist()
+        conv.say("What time is it?")
+        conv.say("Quelle heure est-il ?", language="fr")
+        assert conv.llama.input_ids[: conv.ledger.n_keep].tolist() == system  # never re-evaluated
+        cache = conv.llama.detokenize(conv.llama.input_ids[: conv.n_past].tolist()).decode()
+        assert "[Answer in French] Quelle heure est-il ?" in cache
+        assert cache.count("[Answer in") == 1  # the English turn has no tag
+        users = [m for m in conv.history if m.role == "user"]
+        assert [(m.text, m.language) for m in users] == [
+            ("What time is it?", ""),
+            ("Quelle heure est-il ?", "fr"),
+        ]
+        again = Conversation(config, persona)  # a saved conversation replayed reads it alike
+        try:
+            replay(again, list(conv.history))
+            replayed = again.llama.detokenize(again.llama.input_ids[: again.n_past].tolist()).decode()
+            assert "[Answer in French] Quelle heure est-il ?" in replayed
+        finally:
+            again.close()
+    finally:
+        conv.close()
+
+
+def test_automatic_reports_the_language_of_each_utterance(multilingual_whisper: Path, tmp_path: Path) -> None:
+    """Automatic finds the language in every utterance (it is not kept from the first one)."""
+    stt = Transcriber(SttConfig(multilingual_whisper, language=AUTO))
+    english = espeak_wav("What is the weather like in London today?", "en-us", tmp_path / "en.wav")
+    french = espeak_wav("Raconte-moi une histoire de dragon.", "fr", tmp_path / "fr.wav")
+    heard = [stt.transcribe(sf.read(w, dtype="float32")[0]) for w in (english, french, english)]
+    assert [t.language for t in heard] == ["en", "fr", "en"], [(t.text, t.language) for t in heard]
+    fixed = Transcriber(SttConfig(multilingual_whisper, language="fr")).transcribe(
+        sf.read(french, dtype="float32")[0]
+    )
+    assert fixed.language == "fr" and "histoire" in fixed.text.lower()
+
+
+def test_a_reply_is_spoken_by_a_voice_of_its_language(virtual_audio) -> None:
+    events: list[SpeakerEvent] = []
+    done = threading.Event()
+
+    def on_event(e: SpeakerEvent) -> None:
+        events.append(e)
+        if e.kind == "queue_empty":
+            done.set()
+
+    sp = Speaker(SpeakerConfig(language="en"), on_event=on_event)
+    try:
+        english = sp._engine_for("en")
+        french = sp._engine_for("fr")
+        assert french is not english and french is sp._engine_for("fr")  # opened once
+        assert french.voice is not None and "fr" in french.voice  # espeak-ng's French voice
+        sp.say("Bonjour, je m'appelle Max.", language="fr")
+        assert done.wait(30)
+        assert [e.kind for e in events if e.kind.startswith("sentence")] == [
+            "sentence_started",
+            "sentence_finished",
+        ]
+    finally:
+        sp.close()
+
+
+def test_a_french_question_is_heard_answered_and_spoken_in_french(
+    virtual_audio, llm_model: Path, multilingual_whisper: Path, tmp_path: Path
+) -> None:
+    wav = espeak_wav(FRENCH, "fr", tmp_path / "q.wav")
+    rec, a, turn = spoken_turn(
+        virtual_audio,
+        llm_model,
+        multilingual_whisper,
+        wav,
+        after_s=0.5,
+        stt=SttConfig(multilingual_whisper, language="fr"),
+        persona=Persona("Sam", "Max", now=PINNED_TIME, language="fr"),
+        speaker=SpeakerConfig(language="fr"),
+    )
+    user = rec.of("user")[-1].data
+    assert "capitale" in user["text"].lower() and user["language"] == "fr", rec.story()
+    assert a.llm.brain is not None and "answer in French" in a.llm.brain.system_prompt
+    voice = a.speaker.voice  # the configured voice: the first for the language
+    assert voice is not None and any(lang.startswith("fr") for lang in voice.languages)
+    spoken = [e for e in rec.of("sentence") if e.data["event"] == "sentence_started"]
+    assert spoken and turn.data, rec.story()
