@@ -17,7 +17,7 @@ PAGE = ROOT / "docs" / "benchmarks.md"
 BENCHES = (
     "stt", "tts", "pauses", "fragments", "latency", "prosody", "context", "idle", "bargein", "remote",
     "chatview", "switch", "orb", "load", "coldstart", "longchat", "underruns", "voice_latency",
-    "llama_server", "remote_load", "memory", "turn_rules", "vad",
+    "llama_server", "remote_load", "memory", "turn_rules", "vad", "languages", "underruns_app",
 )  # fmt: skip
 
 

@@ -178,6 +178,8 @@ def rows() -> list[Row]:
         )
     if r := load("fragments"):
         out += fragments_rows(r)
+    if r := load("languages"):
+        out += language_rows(r)
     for name in ("underruns", "underruns_app"):
         if r := load(name):
             out += underrun_rows(r)
@@ -210,6 +212,24 @@ def fragments_rows(r: dict) -> list[Row]:
             f"all ({ok(r['answers_heard'] == r['answers'])})",
         ),
     ]
+
+
+def language_rows(r: dict) -> list[Row]:
+    """One row per model and language/voice: error rate and whisper time; Automatic's detection
+    and cost where the model is multilingual."""
+    out: list[Row] = []
+    for model, by_language in r["models"].items():
+        for key, m in by_language.items():
+            unit = "CER" if m["unit"] == "characters" else "WER"
+            result = f"{unit} {m['error_rate']:.0%} · {m['fixed_p50_ms']} ms"
+            target = "reported"
+            if "detected" in m:
+                result += f" · Automatic: found {m['detected']}, {m['auto_over_fixed_p50']}× the time"
+                target = f"Automatic ≤ 1.3× ({ok(m['auto_over_fixed_p50'] <= 1.3)})"
+            out.append(
+                ("languages", f"{model}, {key}: error rate · whisper p50, language set", result, target)
+            )
+    return out
 
 
 def underrun_rows(r: dict) -> list[Row]:

@@ -284,6 +284,7 @@ class MainWindow(QMainWindow):
         voice = new.voice_change_needed(self.settings)
         persona = new.persona_change_needed(self.settings)
         self.problems.remember_working(self.settings, new)
+        self.problems.note_language(self.settings, new)
         self.settings = new
         new.save()
         self.chat.person, self.chat.bot = new.person, new.bot

@@ -14,6 +14,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QProgressBar
 
 from app.catalog.catalog import FETCH_HINT
+from app.catalog.languages import AUTO, language_name
 from app.gui.banners import BannerArea
 from app.gui.model_setup import ModelSetup, missing_default
 from app.gui.widgets import ContextGauge
@@ -127,6 +128,20 @@ class Problems:
             for part, key in KEYS.items()
             if (was := getattr(old, key)) != getattr(new, key) and self.working(part)
         }
+
+    def note_language(self, old: AppSettings, new: AppSettings) -> None:
+        """A new spoken language other than English with the built-in language model: say once
+        that the small model answers other languages poorly, and what does better."""
+        if new.language == old.language or new.language == "en" or new.llm_url or new.llm_model:
+            return
+        self.banners.show_message(
+            "language",
+            f"Speech in {language_name(new.language) if new.language != AUTO else 'any language'} "
+            "is heard by the multilingual speech model, but the built-in language model answers "
+            "other languages poorly: for real conversations choose a bigger model (Settings → Models, "
+            "e.g. talk-llama models fetch hub-qwen2.5-1.5b) or a server.",
+            "info",
+        )
 
     def _keep_working(self, part: str, message: str) -> bool:
         """A model just chosen in Settings failed to load: go back to the one that worked and
