@@ -183,7 +183,7 @@ class Speaker(SentenceQueue):
         self.discard_held()
         for q in (self._text_q, self._pcm_q):
             _drain(q)
-        for engine in (self._engine, *self._engines.values()):
+        for engine in (self._engine, *list(self._engines.values())):  # (a copy: the synthesis thread adds)
             if engine is not None:
                 engine.cancel()  # a long sentence being synthesized is not waited for
         self._pcm_q.put(_SILENCE)  # the playback thread aborts its stream (buffered sound too)
