@@ -70,7 +70,8 @@ class SpeakerConfig:
     device: int | str | None = None  # sounddevice output device
     # Output buffer (PortAudio's suggested latency): seconds, or "low" (the device's lowest, ~9 ms
     # on PulseAudio). 50 ms: with the app's own work in the process (the brain writing, whisper
-    # transcribing) "low" ran dry 38-58 times in 10 replies, 50 ms never (bench/underruns.py).
+    # transcribing) and one other core busy, "low" ran dry 21 times in 20 replies, 50 ms never
+    # (bench/underruns.py --load app).
     latency: float | str = 0.05
     language: str = "en"  # whose natural voice is the default
 
