@@ -74,16 +74,20 @@ def tokens(language: str):
     return split
 
 
-def natural_16k(text: str) -> np.ndarray | None:
-    """The natural English voice saying `text` at 16 kHz (None when it is not downloaded)."""
-    import soxr
-
+def natural_voice():
+    """The natural English voice's engine (None when it is not downloaded)."""
     from app.voice.voices import open_engine
 
     opened = open_engine("joe")
-    if opened.voice is None or opened.voice.engine != "natural" or opened.engine is None:
-        return None
-    speech = opened.engine.render(text)
+    natural = opened.voice is not None and opened.voice.engine == "natural"
+    return opened.engine if natural else None
+
+
+def natural_16k(engine, text: str) -> np.ndarray:
+    """`engine` saying `text`, at 16 kHz."""
+    import soxr
+
+    speech = engine.render(text)
     return soxr.resample(speech.pcm, speech.sample_rate, 16000).astype(np.float32)
 
 
@@ -101,12 +105,13 @@ def main() -> None:
     args = ap.parse_args()
     from app.ears.transcriber import SttConfig, Transcriber
 
+    natural = natural_voice()
     clips = []  # (language, voice, text, audio)
     for language, voice, questions in CLIPS:
         for text in questions[: args.per]:
             clips.append((language, voice, text, speak_16k(text, voice)))
-            if language == "en" and (pcm := natural_16k(text)) is not None:
-                clips.append((language, "joe", text, pcm))
+            if language == "en" and natural is not None:
+                clips.append((language, "joe", text, natural_16k(natural, text)))
     rows: dict[str, dict] = {}
     for name in args.models.split(","):
         path = model_path(name)

@@ -4,7 +4,6 @@ the voice, and a French question goes the whole way: heard, answered, spoken in 
 
 from __future__ import annotations
 
-import subprocess
 import threading
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from app.catalog.languages import AUTO, MULTILINGUAL_WHISPER, normalize, whisper
 from app.ears.transcriber import SttConfig, Transcriber
 from app.loop.settings import AppSettings, assistant_config
 from app.voice.speaker import Speaker, SpeakerConfig, SpeakerEvent
+from bench.common import speak_16k
 from tests.support.assistant_rig import spoken_turn
 
 FRENCH = "Quelle est la capitale de la France ?"
@@ -29,11 +29,7 @@ FRENCH = "Quelle est la capitale de la France ?"
 
 def espeak_wav(text: str, voice: str, out: Path) -> Path:
     """espeak-ng's `voice` saying `text`, as a 16 kHz WAV (the command, not the app's engine)."""
-    subprocess.run(["espeak-ng", "-v", voice, "-s", "140", "-w", str(out), text], check=True)
-    data, rate = sf.read(out, dtype="float32")
-    import soxr
-
-    sf.write(out, soxr.resample(data, rate, 16000), 16000)
+    sf.write(out, speak_16k(text, voice), 16000)
     return out
 
 

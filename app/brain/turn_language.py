@@ -15,19 +15,13 @@ from __future__ import annotations
 
 from app.brain.persona import Persona
 from app.brain.records import Message
-from app.catalog.languages import AUTO, language_name
-
-
-def base_language(persona: Persona) -> str:
-    """The language the system prompt has the model answer in without a tag (English when
-    the setting is automatic)."""
-    return "en" if persona.language == AUTO else persona.language
+from app.catalog.languages import base_language, language_name
 
 
 def read_as(text: str, language: str, persona: Persona) -> str:
     """The user's words as the model reads them: tagged when heard in a language other than
     the conversation's (`language` "": not known, e.g. typed)."""
-    if not language or language == base_language(persona):
+    if not language or language == base_language(persona.language):
         return text
     return f"[Answer in {language_name(language)}] {text}"
 

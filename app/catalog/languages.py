@@ -8,10 +8,12 @@ Pure data and functions; no model is loaded here.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from app.catalog.catalog import default_model_path, find_entry, models_dir
 
+log = logging.getLogger(__name__)
 AUTO = "auto"
 MULTILINGUAL_WHISPER = "base-q5_1"  # the catalog's multilingual model for a non-English setting
 
@@ -46,13 +48,34 @@ def normalize(setting: str) -> str:
     s = setting.strip()
     if s.lower() in ("", AUTO, "automatic"):
         return AUTO
-    code = s.lower().replace("_", "-").split("-")[0]
+    code = primary(s)
     if code in LANGUAGES:
         return code
     for c, name in LANGUAGES.items():
         if name.lower() == s.lower():
             return c
     raise ValueError(f"unknown language {setting!r}: use a code such as en, fr or ja, or auto")
+
+
+def setting_language(setting: str) -> str:
+    """`normalize`, but an unknown language (a hand-edited settings file) means AUTO: whisper
+    finds the language, and the log says why."""
+    try:
+        return normalize(setting)
+    except ValueError:
+        log.warning("unknown language setting %r: automatic", setting)
+        return AUTO
+
+
+def primary(code: str) -> str:
+    """The language of a code or locale ("fr-CA", "fr_FR" -> "fr"), lower case."""
+    return code.lower().replace("_", "-").split("-")[0]
+
+
+def base_language(setting: str) -> str:
+    """The language replies and the voice take when no turn says otherwise: the setting's, or
+    English when it is AUTO."""
+    return "en" if setting == AUTO else setting
 
 
 def language_name(code: str) -> str:

@@ -17,7 +17,7 @@ from app.cli.chat_shared import Transcript, llm_config, persona, remote_config
 
 
 def assistant_config(args: argparse.Namespace):
-    from app.catalog.languages import AUTO, whisper_model_for
+    from app.catalog.languages import base_language, whisper_model_for
     from app.ears.transcriber import SttConfig, names_prompt
     from app.ears.vad import VadConfig
     from app.loop.assistant_config import AssistantConfig
@@ -45,7 +45,7 @@ def assistant_config(args: argparse.Namespace):
             voice=args.voice,
             rate=args.rate,
             device=device(args.output_device),
-            language=args.language if args.language != AUTO else "en",
+            language=base_language(args.language),
         ),
         input_device=device(args.capture),
         hands_free=not args.ptt,

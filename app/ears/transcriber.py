@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from app.catalog.catalog import check_file
-from app.catalog.languages import AUTO, normalize
+from app.catalog.languages import AUTO, english_only, setting_language
 from app.ears.hallucinations import MIN_WORD_MS, invented, unloop
 from app.ears.vad import SpeechStats, VadConfig, speech_frames, squeeze_pauses, stats_from
 from app.system.cpu import FreeCores, threads_for
@@ -149,7 +149,7 @@ class Transcriber:
         path = Path(config.model_path)
         self._free = FreeCores()
         check_file(path, "whisper")
-        self.english_only = ".en" in path.name
+        self.english_only = english_only(path)
         self._lock = threading.Lock()
         with NATIVE_LOAD:  # whisper's load lines reach the log, never /dev/null
             self._model = Model(
@@ -164,10 +164,7 @@ class Transcriber:
     def _language(self) -> str:
         if self.english_only:
             return "en"
-        try:
-            return normalize(self.config.language)
-        except ValueError:  # an unknown code (a hand-edited setting): whisper finds the language
-            return AUTO
+        return setting_language(self.config.language)
 
     def _run(
         self, audio: np.ndarray, audio_ctx: int, abort: Callable[[], bool] | None

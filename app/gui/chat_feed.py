@@ -75,7 +75,7 @@ class ChatFeed:
 
     def _on_user(self, d: dict) -> None:
         self._highlight(None, "")  # a new turn: whatever was being said has stopped
-        self.chat.add("user", d["text"], name=self.person).language = d.get("language", "")
+        self.chat.add("user", d["text"], name=self.person, language=d.get("language", ""))
         self.reply = self.chat.add("assistant", "", name=self.bot)
         self._queued.clear()
 

@@ -173,8 +173,10 @@ class ChatView(QTextBrowser):
             finally:
                 self._fitting = False
 
-    def add(self, role: str, text: str, interrupted: bool = False, name: str = "") -> ChatMessage:
-        msg = ChatMessage(role, text, interrupted, name=name)
+    def add(
+        self, role: str, text: str, interrupted: bool = False, name: str = "", language: str = ""
+    ) -> ChatMessage:
+        msg = ChatMessage(role, text, interrupted, name=name, language=language)
         self.messages.append(msg)
         self.schedule()
         return msg

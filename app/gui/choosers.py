@@ -8,7 +8,7 @@ from pathlib import Path
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QPushButton, QWidget
 
 from app.catalog import catalog
-from app.catalog.languages import AUTO, LANGUAGES, MULTILINGUAL_WHISPER, english_only, normalize
+from app.catalog.languages import AUTO, LANGUAGES, MULTILINGUAL_WHISPER, english_only, setting_language
 
 
 def _devices(kind: str) -> list[tuple[str, str]]:
@@ -111,10 +111,7 @@ def language_chooser(value: str) -> QComboBox:
         "unless you choose another (the built-in language model answers other languages poorly:\n"
         "a bigger model or a server does better)."
     )
-    try:
-        c.setCurrentIndex(max(c.findData(normalize(value)), 0))
-    except ValueError:
-        c.setCurrentIndex(1)  # an unknown code (a hand-edited setting): automatic
+    c.setCurrentIndex(max(c.findData(setting_language(value)), 0))
     return c
 
 

@@ -154,7 +154,7 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None) -> Assista
     from app.brain.persona import Persona
     from app.brain.records import LlmConfig, RemoteConfig
     from app.catalog.catalog import default_model_path
-    from app.catalog.languages import AUTO, normalize, whisper_model_for
+    from app.catalog.languages import base_language, setting_language, whisper_model_for
     from app.ears.transcriber import SttConfig, names_prompt
     from app.ears.vad import VadConfig
     from app.loop.assistant_config import AssistantConfig
@@ -164,11 +164,7 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None) -> Assista
     def device(v: str) -> int | str | None:
         return int(v) if v.isdigit() else (v or None)
 
-    try:
-        language = normalize(s.language)
-    except ValueError:  # a hand-edited setting: whisper finds the language
-        log.warning("unknown language setting %r: automatic", s.language)
-        language = AUTO
+    language = setting_language(s.language)
     persona = Persona(s.person, s.bot, s.prompt, language=language)
     sampling = sampling_config(s.sampling)
     go_on = max(0, s.continue_ms) if isinstance(s.continue_ms, int) else TurnEndConfig.continue_ms
@@ -197,7 +193,7 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None) -> Assista
             voice=s.voice or None,
             rate=s.rate,
             device=device(s.output_device),
-            language=language if language != AUTO else "en",
+            language=base_language(language),
         ),
         input_device=device(s.input_device),
         hands_free=s.hands_free,

@@ -33,6 +33,7 @@ from typing import Any, Final, Literal
 
 import numpy as np
 
+from app.catalog.languages import primary
 from app.system.sound_devices import close_stream
 from app.voice.natural_voice import Cancelled
 from app.voice.sentence_queue import SentenceQueue, SpeakerEvent
@@ -252,8 +253,7 @@ class Speaker(SentenceQueue):
     def _engine_for(self, language: str) -> Any:
         """Synthesis thread: the engine that speaks `language` (the configured one for its own
         language, an unknown one, or when the language's voice cannot load)."""
-        own = self.config.language.split("-")[0].lower()
-        if not language or language.split("-")[0].lower() == own:
+        if not language or primary(language) == primary(self.config.language):
             return self._engine
         if language not in self._engines:
             opened = open_engine(None, language)

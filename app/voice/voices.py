@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Protocol
 
 from app.catalog.catalog import ModelError, check_file, find_entry, load_catalog, models_dir
+from app.catalog.languages import primary
 from app.voice.natural_voice import NaturalSynthesizer, VoiceFile
 from app.voice.synthesizer import Speech, Synthesizer, TtsUnavailable, Voice
 
@@ -107,8 +108,7 @@ def all_voices(directory: Path | None = None) -> list[Voice]:
 
 
 def _speaks(voice: Voice, language: str) -> bool:
-    want = language.lower().split("-")[0]
-    return any(lang.lower().replace("_", "-").split("-")[0] == want for lang in voice.languages)
+    return any(primary(lang) == primary(language) for lang in voice.languages)
 
 
 def find_natural(spec: str, directory: Path | None = None) -> Voice | None:
@@ -188,7 +188,7 @@ def _open_default(language: str, directory: Path | None) -> OpenedVoice:
 def _system_voice_for(synth: Synthesizer, language: str) -> Voice | None:
     """espeak-ng's first voice for a language other than English (None: its default voice,
     English, which is also what speaks a language espeak has no voice for)."""
-    if language.split("-")[0].lower() in ("", "en"):
+    if primary(language) in ("", "en"):
         return None
     try:
         return synth.find_voice(language)
