@@ -207,8 +207,8 @@ class EchoGuard:
         self._vad = FrameClassifier(VadConfig())
         self._pending = np.zeros(0, dtype=np.float32)
         self._mic_index: int | None = None  # timeline index of the next microphone sample
-        self.noise_db: float | None = None  # the microphone's noise (dB), from its first block
-        self._levels: deque[float] = deque(maxlen=150)
+        self._levels: deque[float] = deque(maxlen=150)  # recent levels that were not the user
+        self._noise_db: float | None = None  # their 10th percentile, computed when read
         self.residual_db = 0.0  # echo left after cancellation, relative to the far end's peak
         self._filter_peak = 0.0  # the largest echo-path energy the canceller has learned
         self._frames_since_watch = 0
@@ -330,9 +330,17 @@ class EchoGuard:
         self._learn_noise(rms_db(block))
 
     def _learn_noise(self, level: float) -> None:
-        """Noise floor: a low percentile of the last 3 s of levels that were not the user."""
+        """Noise floor: a low percentile of the last 3 s of levels that were not the user
+        (computed when read: an idle microphone only appends, ~25 times a second)."""
         self._levels.append(level)
-        self.noise_db = float(np.percentile(self._levels, 10))
+        self._noise_db = None
+
+    @property
+    def noise_db(self) -> float | None:
+        """The microphone's noise (dB), None before its first block."""
+        if self._noise_db is None and self._levels:
+            self._noise_db = float(np.percentile(self._levels, 10))
+        return self._noise_db
 
     def _frame(self, mic: np.ndarray, far_window: np.ndarray) -> tuple[np.ndarray, bool]:
         """One 20 ms frame during playback: (cleaned audio, is it the user's voice?)."""

@@ -58,8 +58,11 @@ def prepare() -> None:
     _signal()
 
 
-def _highpass(cutoff: float):
-    return _signal().butter(2, cutoff, btype="highpass", fs=RATE, output="sos")
+def _highpass(cutoff: float) -> tuple[np.ndarray, np.ndarray]:
+    """A 2nd-order Butterworth high-pass as (b, a): one section, so `lfilter` runs it exactly as
+    `sosfilt` would (to ~1e-14) at a quarter of the per-call overhead (~15 vs ~60 us a block)."""
+    b, a = _signal().butter(2, cutoff, btype="highpass", fs=RATE)
+    return b, a
 
 
 def frame_rms_db(frames: np.ndarray) -> np.ndarray:
@@ -77,17 +80,17 @@ class FrameClassifier:
     def __init__(self, config: VadConfig) -> None:
         self.config = config
         self._vad = webrtcvad.Vad(config.aggressiveness)
-        self._sos: np.ndarray | None = None  # designed at the first frame (see `_signal`)
+        self._ba: tuple[np.ndarray, np.ndarray] | None = None  # designed at the first frame
         self._zi: np.ndarray | None = None
         self.noise_db: float | None = None  # set from the first frame
 
     def filter(self, frame: np.ndarray) -> np.ndarray:
         if self.config.freq_thold <= 0:
             return frame
-        if self._sos is None:
-            self._sos = _highpass(self.config.freq_thold)
-            self._zi = np.zeros((self._sos.shape[0], 2))
-        out, self._zi = _signal().sosfilt(self._sos, frame, zi=self._zi)
+        if self._ba is None:
+            self._ba = _highpass(self.config.freq_thold)
+            self._zi = np.zeros(2)
+        out, self._zi = _signal().lfilter(*self._ba, frame, zi=self._zi)
         return out
 
     def model(self, frame: np.ndarray) -> bool:
@@ -109,10 +112,21 @@ class FrameClassifier:
         self.noise_db += rate * (level - self.noise_db)
 
     def __call__(self, frame: np.ndarray) -> bool:
-        loud, level = self.loudness(frame)
-        speech = loud and self.model(frame)
-        self.follow(level, speech)
-        return speech
+        return self.frames(frame.reshape(1, -1))[0]
+
+    def frames(self, frames: np.ndarray) -> list[bool]:
+        """Consecutive frames (rows) at once: the same decisions as one call each, with one
+        filter pass and one level computation for all of them (an idle microphone's cost)."""
+        levels = frame_rms_db(self.filter(frames.reshape(-1)).reshape(frames.shape))
+        out: list[bool] = []
+        c = self.config
+        for frame, level in zip(frames, levels.tolist(), strict=True):
+            if self.noise_db is None:
+                self.noise_db = level
+            speech = level > max(c.min_rms_db, self.noise_db + c.snr_db) and self.model(frame)
+            self.follow(level, speech)
+            out.append(speech)
+        return out
 
 
 def talk_llama_vad(pcm: np.ndarray, last_ms: int, vad_thold: float, freq_thold: float) -> bool:
@@ -121,7 +135,7 @@ def talk_llama_vad(pcm: np.ndarray, last_ms: int, vad_thold: float, freq_thold: 
     if n_last >= len(pcm):
         return False
     if freq_thold > 0:
-        pcm = _signal().sosfilt(_highpass(freq_thold), pcm)
+        pcm = _signal().lfilter(*_highpass(freq_thold), pcm)
     energy_all = float(np.mean(np.abs(pcm)))
     energy_last = float(np.mean(np.abs(pcm[-n_last:])))
     return energy_last <= vad_thold * energy_all
@@ -197,17 +211,19 @@ class Segmenter:
         data = np.concatenate([self._pending, block]) if len(self._pending) else block
         n = len(data) // FRAME * FRAME
         self._pending = data[n:].copy()
-        for i in range(0, n, FRAME):
-            ev = self._frame(data[i : i + FRAME])
+        if n == 0:
+            return events
+        frames = data[:n].reshape(-1, FRAME)
+        for frame, speech in zip(frames, self.classify.frames(frames), strict=True):
+            ev = self._frame(frame, speech)
             if ev is not None:
                 events.append(ev)
                 self.on_event(ev)
         return events
 
-    def _frame(self, frame: np.ndarray) -> SegmentEvent | None:
+    def _frame(self, frame: np.ndarray, speech: bool) -> SegmentEvent | None:
         c = self.config
         self._sample += FRAME
-        speech = self.classify(frame)
         frame_ms = 1000 * FRAME // RATE
         if not self._in_speech:
             self._history.append(frame)
