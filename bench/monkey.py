@@ -88,6 +88,22 @@ class Faults(logging.Handler):
         self.seen.append(f"log {record.name}: {record.getMessage()[:200]}")
 
 
+class RanDry(logging.Handler):
+    """The speaker's output underflows, by where they fell (app/voice/speaker.py `_ran_dry`)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.inside = self.before = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from app.voice.speaker import RAN_DRY
+
+        message = record.getMessage()
+        if message.startswith(RAN_DRY):
+            self.inside += "inside" in message
+            self.before += "inside" not in message
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--seed", type=int, default=1)
@@ -102,9 +118,12 @@ def main(argv: list[str] | None = None) -> int:
             from bench.monkey_actions import Monkey
 
             faults = Faults()
-            logging.getLogger().addHandler(faults)
+            dry = RanDry()
+            for handler in (faults, dry):
+                logging.getLogger().addHandler(handler)
             monkey = Monkey(random.Random(args.seed), owned[0], _clips(tmp), tmp, faults)
             result = monkey.run(args.minutes * 60)
+            result["output_underflows"] = {"inside_sentences": dry.inside, "between_sentences": dry.before}
         finally:
             for thing in reversed(owned):
                 (thing.stop if hasattr(thing, "stop") else thing.terminate)()

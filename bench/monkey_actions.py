@@ -66,6 +66,7 @@ class Monkey:
         self.proc = psutil.Process()
         self.base_threads, self.base_rss = threading.active_count(), self.proc.memory_info().rss
         self.max_threads, self.max_rss = self.base_threads, self.base_rss
+        self.last_rss, self.rss_by_action = self.base_rss, Counter[str]()
         self._seen_faults = len(faults.seen)
 
     # ----- helpers ---------------------------------------------------------------------------
@@ -247,6 +248,8 @@ class Monkey:
             self.violation(f"after {action}: sentences {lit} highlighted as spoken while {self.w.pill.state}")
         self.checks += 1
         threads, rss = threading.active_count(), self.proc.memory_info().rss
+        self.rss_by_action[action] += (rss - self.last_rss) / 2**20  # where memory goes
+        self.last_rss = rss
         self.max_threads, self.max_rss = max(self.max_threads, threads), max(self.max_rss, rss)
         if threads > self.base_threads + THREADS_MORE or rss > self.base_rss + RSS_MORE_MB * 2**20:
             self.violation(f"after {action}: {threads} threads, {rss / 2**20:.0f} MB")
@@ -310,4 +313,5 @@ class Monkey:
             "idle_cpu_percent": round(cpu, 2),
             "max_threads": self.max_threads,
             "rss_growth_mb": round((self.max_rss - self.base_rss) / 2**20, 1),
+            "rss_mb_by_action": {a: round(mb, 1) for a, mb in self.rss_by_action.most_common()},
         }

@@ -42,6 +42,7 @@ from app.voice.voices import open_engine
 
 log = logging.getLogger(__name__)
 BLOCK_S = 0.02
+RAN_DRY: Final = "output underflow"  # the log line's head (bench.monkey counts them)
 
 
 @dataclass
@@ -286,6 +287,17 @@ class Speaker(SentenceQueue):
         log.info("output stream open: %.0f ms of output latency", stream.latency * 1000)
         return stream
 
+    def _ran_dry(self, inside: bool) -> None:
+        """Playback thread: the device ran dry before the block just written. Before a
+        sentence's first block that is a longer pause between sentences (the next one was not
+        ready); inside a sentence it is a hole in the speech (this thread was late)."""
+        if inside:
+            log.info("%s: a hole inside a sentence", RAN_DRY)
+        else:
+            log.info("%s: a longer pause before a sentence", RAN_DRY)
+        if self.on_gap is not None:
+            self.on_gap()
+
     def _abort_stream(self) -> None:
         """Playback thread: silence the stream now (it is reopened for the next sentence)."""
         stream = self._stream
@@ -344,8 +356,8 @@ class Speaker(SentenceQueue):
                     self.on_output(chunk, rate, float(stream.latency))
                 if self.on_level is not None and start % (2 * block) == 0:
                     self.on_level(float(np.sqrt(np.mean(chunk**2))) if len(chunk) else 0.0)
-                if stream.write(chunk) and self.on_gap is not None:
-                    self.on_gap()
+                if stream.write(chunk):
+                    self._ran_dry(inside=start > 0)
                 playing.written = start + len(chunk)
             with self._lock:
                 finished = gen == self._generation
