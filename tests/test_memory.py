@@ -216,3 +216,35 @@ def test_restating_a_fact_is_no_repetition_for_the_sampler(llm_model: Path) -> N
     assert off.sampler_history() == off.own_replies()  # memory off: read as said
     off.close()
     c.close()
+
+
+def test_a_question_about_a_fact_opens_with_just_that_fact(llm_model: Path, tmp_path: Path) -> None:
+    """ "What is my dog called?" opens its turn with a recall note holding the dog alone (a small
+    model took a wrong name out of the whole note); a question about nothing remembered gets
+    none. The recall note survives a session and goes with Forget; a shift's note is still due
+    when only recall notes are in the cache."""
+    c = make(llm_model, n_ctx=2048)
+    c.say(FACTS)
+    c.say("What do I need to bake bread?")  # about the user, but about nothing remembered
+    assert not any(c.ledger.recalls) and not c.ledger.note_in_cache
+    c.say("What is my dog called?")
+    assert c.ledger.recalls[-2] > 0 and sum(1 for r in c.ledger.recalls if r) == 1
+    text = cache_text(c)
+    assert text.count("Their dog is called Rex.") == 1 and text.count(HEADER) == 1
+    assert "Their name is Robin." not in text and not c.ledger.note_in_cache
+    c.say("What is your name?")
+    assert "You are Aria." in cache_text(c) and HEADER not in cache_text(c).split("You are Aria.")[-1]
+    assert_consistent(c)
+
+    session.save(c, tmp_path / "s")
+    other = make(llm_model, n_ctx=2048)
+    assert session.load(other, tmp_path / "s").resumed
+    assert other.ledger.recalls == c.ledger.recalls and cache_text(other) == cache_text(c)
+    other.close()
+
+    c.forget("relation:dog:rex")  # Forget reaches the recall notes too
+    assert "Their dog is called Rex." not in cache_text(c) and not any(c.ledger.recalls)
+    assert_consistent(c)
+    c.say(FILLER[0])
+    assert_consistent(c)
+    c.close()

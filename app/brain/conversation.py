@@ -37,6 +37,7 @@ from app.brain.facts import Fact
 from app.brain.kv_context import KvContext
 from app.brain.memory import known_facts, note_text
 from app.brain.persona import Persona
+from app.brain.recall import asked_about
 from app.brain.records import LlmConfig, Message, TurnStats
 from app.brain.reply_text import ReplyText
 from app.brain.retry_seeds import RetrySeeds
@@ -74,10 +75,11 @@ class Conversation(KvContext):
         return known_facts(self.history, self.forgotten) if self.config.memory else []
 
     def forget(self, key: str) -> None:
-        """Leave the fact `key` out of the note from the next reply on: the note in the cache is
-        taken out and written again without it (the user's own words that said it stay)."""
+        """Leave the fact `key` out of the note from the next reply on: the notes in the cache
+        (recall notes too) are taken out and the note written again without it (the user's own
+        words that said it stay)."""
         self.forgotten.add(key)
-        if self.ledger.note_in_cache:
+        if self.ledger.note_in_cache or any(self.ledger.recalls):
             self.drop_notes()
 
     def sampler_history(self) -> list[int]:
@@ -101,19 +103,33 @@ class Conversation(KvContext):
         return out
 
     def _memory_note(self) -> list[int]:
-        """The note's tokens: as many of the newest facts as fit in a quarter of the space (at
-        n_ctx 512 with the default persona: 107 tokens, 8 facts take ~75)."""
+        """The note's tokens: the assistant's name and as many of the newest facts as fit in a
+        quarter of the space (at n_ctx 512 with the default persona: 107 tokens, 8 facts take
+        ~75); none with memory off."""
+        if not self.config.memory:
+            return []
         facts = self.remembered()
         budget = (self.n_ctx - self.ledger.n_keep) // 4
-        while facts:
-            parts = self.format.note(note_text(facts))
+        while True:
+            parts = self.format.note(note_text(facts, self.persona.bot))
             if parts is None:
                 return []
             tokens = self._tokenize(parts)
             if len(tokens) <= budget:
                 return tokens
+            if not facts:
+                return []
             facts = facts[1:]
-        return []
+
+    def _recall_note(self, text: str) -> list[int]:
+        """The recall note for a turn that asks about remembered facts or the assistant's name
+        (recall.py): just those, in the note's words; [] for any other turn or with memory off."""
+        if not self.config.memory:
+            return []
+        facts, about_you = asked_about(text, self.remembered())
+        note = note_text(facts, self.persona.bot if about_you else "")
+        parts = self.format.note(note) if note else None
+        return self._tokenize(parts) if parts else []
 
     # ----- turns -----------------------------------------------------------------------------
     def _user_turn(self, text: str) -> UserTurn:
@@ -161,7 +177,7 @@ class Conversation(KvContext):
         shifts0, discarded0 = self.shifts, self.discarded
         turn = self._user_turn(read_as(text, language, self.persona))
         stats.user_trimmed = turn.cut
-        todo = self._open_turn(turn.tokens)
+        todo = self._open_turn(turn.tokens, self._recall_note(text))
         stats.end_of_turn = self._eval_user(todo, turn, read=gate is not None)
         stats.prompt_tokens, stats.primed_tokens = len(turn.tokens), max(0, len(turn.tokens) - len(todo))
         shifts_after_prompt = self.shifts

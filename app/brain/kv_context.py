@@ -16,7 +16,9 @@ so a turn's prompt evaluates only its own text (~19 of ~108 ms saved for a 16-to
 The memory note (memory.py): a shift that drops whole turns makes it due; it is written as a
 system message at the head of the next turn, evaluated with that turn's primed opening (idle
 time), and recorded in the ledger (`Ledger.notes`). Taking that turn back makes it due again.
-`_memory_note()` gives its tokens (none here; `Conversation` builds it from the history).
+`_memory_note()` gives its tokens (none here; `Conversation` builds it from the history). A
+turn may also open with a recall note (the facts its question asks about; recall.py), written
+after the note and before the turn's own tokens (`Ledger.recalls`).
 
 This is the cache's bookkeeping only; `Conversation` (conversation.py) builds turns and replies
 on it. Threading: owned by ONE thread (llama contexts are not thread-safe); every method blocks
@@ -248,19 +250,21 @@ class KvContext:
         return note
 
     def drop_notes(self) -> None:
-        """Take every memory note out of the cache where it is (the turns after it move down, as
-        after a shift); the next opening writes a fresh one (after a Forget). Owner thread."""
+        """Take every memory note and recall note out of the cache where it is (the turns after
+        it move down, as after a shift); the next opening writes a fresh note (after a Forget).
+        Owner thread."""
         self.unprime()
-        start = self.ledger.n_keep
-        for i, k in enumerate(self.ledger.notes):
-            if k:
-                self._cut(start, k)
-                self.ledger.turns[i] -= k
-                if self.ledger.replies[i] >= 0:
-                    self.ledger.replies[i] -= k
-                self.ledger.notes[i] = 0
-                self._note_due = True
-            start += self.ledger.turns[i]
+        ledger = self.ledger
+        start = ledger.n_keep
+        for i, (k, r) in enumerate(zip(ledger.notes, ledger.recalls, strict=True)):
+            if k + r:
+                self._cut(start, k + r)  # the recall note follows the note: one span
+                ledger.turns[i] -= k + r
+                if ledger.replies[i] >= 0:
+                    ledger.replies[i] -= k + r
+                ledger.notes[i] = ledger.recalls[i] = 0
+                self._note_due = self._note_due or k > 0
+            start += ledger.turns[i]
         self.prime()
 
     @property
@@ -288,16 +292,21 @@ class KvContext:
             out += ids[start:end].tolist()
         return out
 
-    def _open_turn(self, tokens: list[int]) -> list[int]:
+    def _open_turn(self, tokens: list[int], recall: list[int] | None = None) -> list[int]:
         """Start a turn made of `tokens`; returns the ones still to evaluate (all of them after
-        a due memory note, or those after the primed opening)."""
+        a due memory note and the `recall` note, or those after the primed opening). A recall
+        note goes before the opening, so a primed opening is taken back first (a note primed
+        with it is written again, ahead of the recall note)."""
         head = self._primed[self._primed_note :]
-        if head and tokens[: len(head)] == head:
+        if not recall and head and tokens[: len(head)] == head:
             self._primed, self._primed_note = [], 0
             return tokens[len(head) :]
         self.unprime()
         self.ledger.begin_turn()
-        return self._begin_with_note() + tokens
+        note = self._begin_with_note()
+        if recall:
+            self.ledger.recalls[-1] = len(recall)
+        return note + (recall or []) + tokens
 
     def cache_pos_max(self) -> int:
         """Highest position in the KV cache (n_past - 1 when consistent)."""

@@ -7,8 +7,10 @@ than all the space does it fall back to dropping the head of that turn.
 
 Each turn also records where its reply starts (`replies`: offset within the turn, -1 while the
 reply has not begun), so the model's own earlier replies can be found in the cache (the sampler
-reads them, see `Conversation`), and how many of its first tokens are the memory note written
-at its head (`notes`, 0 for most turns; memory.py).
+reads them, see `Conversation`), how many of its first tokens are the memory note written at
+its head (`notes`, 0 for most turns; memory.py), and how many after those are a recall note
+(`recalls`: the facts its question asked about; recall.py). Only a full note counts for
+`note_in_cache`: a recall note holds a few facts, not everything a shift drops.
 
 Pure bookkeeping, no llama calls; owned by the `Conversation` (single thread).
 """
@@ -24,14 +26,17 @@ class Ledger:
     turns: list[int] = field(default_factory=list)  # token count per turn, oldest first
     replies: list[int] = field(default_factory=list)  # per turn: offset of its reply, -1 = none yet
     notes: list[int] = field(default_factory=list)  # per turn: memory-note tokens at its head
+    recalls: list[int] = field(default_factory=list)  # per turn: recall-note tokens after those
 
     def __post_init__(self) -> None:
         if not self.replies:
             self.replies = [-1] * len(self.turns)
         if not self.notes:
             self.notes = [0] * len(self.turns)
-        if len(self.replies) != len(self.turns) or len(self.notes) != len(self.turns):
-            raise ValueError("ledger: one reply offset and one note size per turn")
+        if not self.recalls:
+            self.recalls = [0] * len(self.turns)
+        if not len(self.replies) == len(self.notes) == len(self.recalls) == len(self.turns):
+            raise ValueError("ledger: one reply offset, note size and recall size per turn")
 
     @property
     def note_in_cache(self) -> bool:
@@ -46,6 +51,7 @@ class Ledger:
         self.turns.append(0)
         self.replies.append(-1)
         self.notes.append(0)
+        self.recalls.append(0)
 
     def mark_reply(self, offset: int | None = None) -> None:
         """The current turn's reply starts at `offset` within the turn (default: here)."""
@@ -55,12 +61,14 @@ class Ledger:
         """Forget the current (last) turn; returns its token count."""
         self.replies.pop()
         self.notes.pop()
+        self.recalls.pop()
         return self.turns.pop()
 
     def clear_turns(self) -> None:
         self.turns.clear()
         self.replies.clear()
         self.notes.clear()
+        self.recalls.clear()
 
     def reply_spans(self, n_close: int) -> list[tuple[int, int]]:
         """Absolute [start, end) positions of every finished reply in the cache, oldest first,
@@ -115,12 +123,13 @@ class Ledger:
                 left -= self.turns.pop(0)
                 self.replies.pop(0)
                 self.notes.pop(0)
+                self.recalls.pop(0)
                 dropped += 1
             else:
                 self.turns[0] -= left
                 if self.replies[0] >= 0:
                     self.replies[0] = max(0, self.replies[0] - left)
-                self.notes[0] = 0  # a note cut at its head says nothing whole: not a note
+                self.notes[0] = self.recalls[0] = 0  # a note cut at its head says nothing whole
                 left = 0
         if left:
             raise ValueError("discard larger than the ledger")

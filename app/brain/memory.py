@@ -58,9 +58,11 @@ def told_to_you(fact: Fact) -> str:
     return s
 
 
-def note_text(facts: Sequence[Fact]) -> str:
-    """The note the model reads ("" when there is nothing to say): a header and one
-    third-person sentence per fact, newest `MAX_FACTS` only."""
-    if not facts:
-        return ""
-    return " ".join([HEADER, *(f.sentence for f in facts[-MAX_FACTS:])])
+def note_text(facts: Sequence[Fact], bot: str = "") -> str:
+    """The note the model reads ("" when there is nothing to say): who the assistant is (when
+    `bot` is given: the system prompt that says so may be thousands of tokens back), then a
+    header and one third-person sentence per fact, newest `MAX_FACTS` only."""
+    lines = [f"You are {bot}."] if bot else []
+    if facts:
+        lines += [HEADER, *(f.sentence for f in facts[-MAX_FACTS:])]
+    return " ".join(lines)

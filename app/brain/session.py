@@ -72,6 +72,7 @@ def _write(conv: Conversation, directory: Path) -> None:
             "turns": conv.ledger.turns,
             "replies": conv.ledger.replies,
             "notes": conv.ledger.notes,
+            "recalls": conv.ledger.recalls,
         },
         "note_due": conv.note_due,
         "forgotten": sorted(conv.forgotten),
@@ -163,12 +164,14 @@ def _restore_state(conv: Conversation, directory: Path, meta: dict[str, Any]) ->
             [int(x) for x in saved["turns"]],
             [int(x) for x in saved["replies"]],
             [int(x) for x in saved.get("notes", [])],  # sessions saved before the memory note
+            [int(x) for x in saved.get("recalls", [])],  # ... and before the recall note
         )
     except (KeyError, TypeError, ValueError) as exc:
         return f"ledger unreadable ({exc!r})"
     if ledger.n_past != n_past or ledger.n_keep != conv.ledger.n_keep:
         return "ledger does not match the saved token count"
-    if any(not 0 <= k <= n for k, n in zip(ledger.notes, ledger.turns, strict=True)):
+    notes = zip(ledger.notes, ledger.recalls, ledger.turns, strict=True)
+    if any(not (k >= 0 and r >= 0 and k + r <= n) for k, r, n in notes):
         return "ledger holds a memory note larger than its turn"
     cap = conv.n_ctx
     tokens = (llama_cpp.llama_token * cap)()
