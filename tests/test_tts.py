@@ -258,3 +258,28 @@ def test_stop_cancels_a_long_sentence_being_synthesized(natural_voice_model) -> 
     worker.join(60)
     assert outcome and isinstance(outcome[0], Cancelled)
     assert len(synth.render("Back again.").pcm) > 0  # the next sentence is synthesized as usual
+
+
+def test_the_output_buffer_grows_after_a_hole_and_shrinks_once_calm() -> None:
+    """Pure policy (app/voice/output_buffer.py); the streams that use it are the tests above."""
+    from app.voice.output_buffer import OutputBuffer
+
+    buffer = OutputBuffer(0.05, most=0.2, calm=3)
+    assert buffer.latency == 0.05
+    buffer.hole()
+    assert buffer.latency == pytest.approx(0.1)
+    buffer.hole()
+    buffer.hole()
+    assert buffer.latency == pytest.approx(0.2)  # never more than `most`
+    for _ in range(2):
+        buffer.sentence_played()
+    buffer.hole()  # a hole restarts the calm count
+    for _ in range(3):
+        buffer.sentence_played()
+    assert buffer.latency == pytest.approx(0.1)
+    for _ in range(3):
+        buffer.sentence_played()
+    assert buffer.latency == 0.05  # back to the configured size, not below
+    low = OutputBuffer("low")
+    low.hole()
+    assert low.latency == pytest.approx(0.02)

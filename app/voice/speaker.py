@@ -36,6 +36,7 @@ import numpy as np
 from app.catalog.languages import primary
 from app.system.sound_devices import close_stream
 from app.voice.natural_voice import Cancelled
+from app.voice.output_buffer import OutputBuffer
 from app.voice.sentence_queue import SentenceQueue, SpeakerEvent
 from app.voice.synthesizer import Speech
 from app.voice.voices import open_engine
@@ -73,7 +74,7 @@ class SpeakerConfig:
     # Output buffer (PortAudio's suggested latency): seconds, or "low" (the device's lowest, ~9 ms
     # on PulseAudio). 50 ms: with the app's own work in the process (the brain writing, whisper
     # transcribing) and one other core busy, "low" ran dry 21 times in 20 replies, 50 ms never
-    # (bench/underruns.py --load app).
+    # (bench/underruns.py --load app). Busier still, it grows after a hole (output_buffer.py).
     latency: float | str = 0.05
     language: str = "en"  # whose natural voice is the default
 
@@ -122,6 +123,8 @@ class Speaker(SentenceQueue):
         self._pending = 0
         self._lock = threading.Lock()
         self._stream: Any = None  # sounddevice.OutputStream, opened per reply
+        self._buffer = OutputBuffer(self.config.latency)  # its size: grows after a hole
+        self._holes = 0  # holes inside sentences so far (playback thread)
         self._closed = False
         self._threads = [
             threading.Thread(target=self._synth_loop, name="speaker-synth", daemon=True),
@@ -281,7 +284,7 @@ class Speaker(SentenceQueue):
             channels=1,
             dtype="float32",
             device=self.config.device,
-            latency=self.config.latency,
+            latency=self._buffer.latency,
         )
         stream.start()
         log.info("output stream open: %.0f ms of output latency", stream.latency * 1000)
@@ -293,6 +296,8 @@ class Speaker(SentenceQueue):
         ready); inside a sentence it is a hole in the speech (this thread was late)."""
         if inside:
             log.info("%s: a hole inside a sentence", RAN_DRY)
+            self._holes += 1
+            self._buffer.hole()
         else:
             log.info("%s: a longer pause before a sentence", RAN_DRY)
         if self.on_gap is not None:
@@ -339,6 +344,7 @@ class Speaker(SentenceQueue):
     def _play_one(self, gen: int, index: int, speech: Speech) -> None:
         text, pcm, rate = speech.text, speech.pcm, speech.sample_rate
         playing = _Playing(gen, index, speech)
+        holes = self._holes
         try:
             if self._stream is None or not self._stream.active or self._stream.samplerate != rate:
                 self._close_stream()
@@ -363,6 +369,8 @@ class Speaker(SentenceQueue):
                 finished = gen == self._generation
                 self._playing = None
             if finished:
+                if self._holes == holes:
+                    self._buffer.sentence_played()
                 self._emit(SpeakerEvent("sentence_finished", text, index))
             else:
                 self._abort_stream()  # stopped mid-sentence: drop what the device still holds
