@@ -17,6 +17,7 @@ from app.brain.memory import HEADER, known_facts, note_text, told_to_you
 from app.brain.persona import PINNED_TIME, Persona
 from app.brain.records import Message
 from app.brain.sampling import SamplingConfig
+from app.brain.shared_memory import SharedMemory
 from app.brain.user_turn import ConfirmAtPrompt
 from tests.test_llm import assert_consistent
 
@@ -247,4 +248,39 @@ def test_a_question_about_a_fact_opens_with_just_that_fact(llm_model: Path, tmp_
     assert_consistent(c)
     c.say(FILLER[0])
     assert_consistent(c)
+    c.close()
+
+
+def test_memory_shared_across_conversations_is_opt_in_private_and_forgettable(
+    llm_model: Path, tmp_path: Path
+) -> None:
+    """With a SharedMemory, what one conversation was told opens the next one's context as a
+    note (before any shift); the file is private; Forget takes the fact out of it; a conversation
+    without one knows nothing of it; an unreadable file is set aside, not fatal."""
+    store = tmp_path / "memory.json"
+    c = make(llm_model)
+    c.say("My name is Robin.")
+    c.share_memory(SharedMemory(store))  # turned on after the fact was told: it joins
+    c.say("I live in Porto.")
+    assert [f.key for f in SharedMemory(store).facts] == ["name", "home"]
+    assert oct(store.stat().st_mode & 0o777) == "0o600"
+
+    c.reset()  # a new conversation
+    assert [f.key for f in c.remembered()] == ["name", "home"] and not c.history
+    text = cache_text(c)
+    assert "Their name is Robin." in text and "They live in Porto." in text and c.ledger.note_in_cache
+    assert_consistent(c)
+    c.say("I like green tea.")
+    c.forget("home")
+    assert [f.key for f in SharedMemory(store).facts] == ["name", "taste:green tea"]
+    assert "They live in Porto." not in cache_text(c)
+
+    alone = make(llm_model)  # sharing off: nothing from the others
+    assert alone.remembered() == [] and "Robin" not in cache_text(alone)
+    alone.close()
+
+    store.write_text("{not json")
+    c.share_memory(SharedMemory(store))
+    assert store.with_name("memory.json.bad").read_text() == "{not json"  # kept aside, as it was
+    assert [f.key for f in c.remembered()] == ["taste:green tea"]  # this conversation's own stay
     c.close()

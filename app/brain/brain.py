@@ -15,7 +15,8 @@ Contract shared by both (one owner thread per brain; every call may block on the
 - `retract_last_turn()`: Retry: the newest exchange leaves the context exactly (whole turn) and
   the history; returns its user text (None if the newest turn is no finished reply); the next
   `stream` draws with another seed.
-- `remembered()`: the facts the memory note holds (memory.py); `forget(key)` takes one out of it.
+- `remembered()`: the facts the memory note holds (memory.py); `forget(key)` takes one out of it;
+  `share_memory(shared)`: also read and add to the facts kept across conversations (or not: None).
 - `reset()`, `close()`; sessions through `save_session` / `load_session` below.
 """
 
@@ -32,6 +33,7 @@ from app.brain.conversation import Conversation
 from app.brain.facts import Fact
 from app.brain.persona import Persona
 from app.brain.records import BrainError, LlmConfig, LoadResult, Message, RemoteConfig, TurnStats
+from app.brain.shared_memory import SharedMemory
 from app.brain.user_turn import TurnGate
 
 if TYPE_CHECKING:
@@ -65,6 +67,8 @@ class Brain(Protocol):
     def remembered(self) -> list[Fact]: ...
 
     def forget(self, key: str) -> None: ...
+
+    def share_memory(self, shared: SharedMemory | None) -> None: ...
 
     def reset(self) -> None: ...
 

@@ -42,6 +42,7 @@ from app.brain.records import LlmConfig, Message, TurnStats
 from app.brain.reply_text import ReplyText
 from app.brain.retry_seeds import RetrySeeds
 from app.brain.sampling import Sampler
+from app.brain.shared_memory import SharedMemory, learn_from, remembered
 from app.brain.turn_language import read_as
 from app.brain.user_turn import TurnGate, UserTurn, ask, build_user_turn, end_of_turn_prob, terminal_tokens
 
@@ -63,6 +64,7 @@ class Conversation(KvContext):
         self._newline = newline[0] if len(newline) == 1 else None  # DRY's sequence breaker
         self.history: list[Message] = []
         self.forgotten: set[str] = set()  # fact keys the user asked to forget (memory.py)
+        self.shared: SharedMemory | None = None  # facts across conversations (shared_memory.py)
         self.turn_count = 0
         self.last_stats: TurnStats | None = None
         self.seeds = RetrySeeds()  # a Retry moves the next reply's seed
@@ -72,13 +74,27 @@ class Conversation(KvContext):
     # ----- memory (memory.py) -------------------------------------------------------------------
     def remembered(self) -> list[Fact]:
         """The facts the memory note holds now (empty with memory off)."""
-        return known_facts(self.history, self.forgotten) if self.config.memory else []
+        return remembered(self.config.memory, self.history, self.forgotten, self.shared)
+
+    def share_memory(self, shared: SharedMemory | None) -> None:
+        """Read and add to the memory shared across conversations (None: this one's alone); this
+        conversation's facts join it now. A conversation with no note yet opens its next turn
+        with one when it holds facts."""
+        self.shared = shared
+        if shared is not None and self.config.memory:
+            shared.learn(known_facts(self.history, self.forgotten))  # this conversation's join
+        if shared is not None and shared.facts and self.config.memory and not self.ledger.note_in_cache:
+            self.unprime()
+            self._note_due = True
+            self.prime()
 
     def forget(self, key: str) -> None:
         """Leave the fact `key` out of the note from the next reply on: the notes in the cache
         (recall notes too) are taken out and the note written again without it (the user's own
         words that said it stay)."""
         self.forgotten.add(key)
+        if self.shared is not None:
+            self.shared.forget(key)
         if self.ledger.note_in_cache or any(self.ledger.recalls):
             self.drop_notes()
 
@@ -259,6 +275,7 @@ class Conversation(KvContext):
                 stats.shifts, stats.discarded = self.shifts - shifts0, self.discarded - discarded0
                 stats.shifts_in_reply = self.shifts - shifts_after_prompt
                 self.last_stats = stats
+                learn_from(self.shared, self.config.memory, text)
         if decided and tail:
             yield tail
 
@@ -360,6 +377,9 @@ class Conversation(KvContext):
         self.turn_count = 0
         self.seeds.reset()
         self.shifts = self.discarded = self.dropped_turns = 0
+        if self.shared is not None:  # another conversation may have added to it
+            self.shared.reload()
+            self._note_due = bool(self.shared.facts) and self.config.memory
         self.prime()
 
     def close(self) -> None:

@@ -34,10 +34,18 @@ def _facts_in(text: str) -> tuple[Fact, ...]:
     return tuple(extract_facts(text))
 
 
-def known_facts(history: Sequence[Message], forgotten: Iterable[str] = ()) -> list[Fact]:
+def facts_in(text: str) -> list[Fact]:
+    """The facts one user message states (facts.extract_facts, remembered by text)."""
+    return list(_facts_in(text))
+
+
+def known_facts(
+    history: Sequence[Message], forgotten: Iterable[str] = (), earlier: Iterable[Fact] = ()
+) -> list[Fact]:
     """The user's facts in `history` (by key: the latest statement wins, placed where it was
-    said), without the keys in `forgotten`."""
-    facts: dict[str, Fact] = {}
+    said), after the `earlier` ones (other conversations', shared_memory.py), without the keys
+    in `forgotten`."""
+    facts: dict[str, Fact] = {f.key: f for f in earlier}
     for message in history:
         if message.role != "user":
             continue

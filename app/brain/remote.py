@@ -56,6 +56,7 @@ from app.brain.retry_seeds import RetrySeeds
 from app.brain.server_probe import first_model, server_context
 from app.brain.server_replies import DroppedStream, Reading, context_size_in, explain, read_reply
 from app.brain.session_files import REMOTE
+from app.brain.shared_memory import SharedMemory, learn_from, remembered
 from app.brain.turn_language import read_as
 from app.brain.user_turn import TurnGate, ask
 
@@ -101,6 +102,7 @@ class RemoteConversation:
         self.history: list[Message] = []
         self.note = ""  # the memory note in the request head (written at a trim)
         self.forgotten: set[str] = set()  # fact keys the user asked to forget
+        self.shared: SharedMemory | None = None  # facts across conversations (shared_memory.py)
         self.last_stats: TurnStats | None = None
         self.turn_count = self.shifts = self.discarded = self.dropped_turns = 0
         self.n_past = self.system_tokens
@@ -213,6 +215,7 @@ class RemoteConversation:
                 return
         self.turn_count += 1
         self.history.append(Message("user", said, name=self.persona.person, language=language))
+        learn_from(self.shared, self.config.memory, said)
         pieces: list[str] = []
         read, failure = Reading(t0), None
         try:
@@ -341,11 +344,22 @@ class RemoteConversation:
 
     def remembered(self) -> list[Fact]:
         """The facts a memory note holds (memory.py; none with memory off)."""
-        return known_facts(self.history, self.forgotten) if self.config.memory else []
+        return remembered(self.config.memory, self.history, self.forgotten, self.shared)
+
+    def share_memory(self, shared: SharedMemory | None) -> None:
+        """Read and add to the memory shared across conversations (None: this one's alone); this
+        conversation's facts join it now; one with no note yet sends one from its next request."""
+        self.shared = shared
+        if shared is not None and self.config.memory:
+            shared.learn(known_facts(self.history, self.forgotten))  # this conversation's join
+        if shared is not None and not self.note:
+            self.note = note_text(self.remembered()) if shared.facts else ""
 
     def forget(self, key: str) -> None:
         """Fact `key` leaves the memory note: a note that holds it is rewritten now."""
         self.forgotten.add(key)
+        if self.shared is not None:
+            self.shared.forget(key)
         if self.note:
             self.note = note_text(self.remembered())
 
@@ -355,6 +369,9 @@ class RemoteConversation:
         self.history.clear()
         self.note = ""
         self.forgotten.clear()
+        if self.shared is not None:  # another conversation may have added to it
+            self.shared.reload()
+            self.share_memory(self.shared)
         self.system_prompt = self.persona.render()
         self.turn_count = self.shifts = self.discarded = self.dropped_turns = 0
         self.n_past = self.system_tokens

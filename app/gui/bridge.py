@@ -108,6 +108,10 @@ class AssistantBridge(QObject):
         if self.assistant:
             self.assistant.change_persona(persona)
 
+    def share_memory(self, path: Path | None) -> None:
+        if self.assistant:
+            self.assistant.share_memory(path)
+
     def set_hands_free(self, on: bool) -> None:
         if self.assistant:
             self.assistant.set_hands_free(on)

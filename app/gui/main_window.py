@@ -280,7 +280,7 @@ class MainWindow(QMainWindow):
     def apply_settings(self, new: AppSettings) -> None:
         """Save and use `new`: the models reload only for a model-side setting; voice, persona
         and mode change in place (a new persona applies from the next turn)."""
-        reload = new.model_reload_needed(self.settings)
+        old, reload = self.settings, new.model_reload_needed(self.settings)
         voice = new.voice_change_needed(self.settings)
         persona = new.persona_change_needed(self.settings)
         self.problems.remember_working(self.settings, new)
@@ -301,6 +301,8 @@ class MainWindow(QMainWindow):
             self.bridge.change_voice(config.speaker)
         if persona:
             self.bridge.change_persona(config.persona)
+        if new.shared_memory != old.shared_memory:
+            self.bridge.share_memory(config.shared_memory)
         self.bridge.set_hands_free(new.hands_free)
 
     # ----- events from the core ----------------------------------------------------------------

@@ -25,8 +25,9 @@ EMPTY = (
     "like, or “remember that …”) and it is kept here, even after old turns leave my memory."
 )
 EXPLAIN = (
-    "What you told me about yourself in this conversation. I still know it after the turns "
-    "that said it are shifted out of my memory. Forget takes an item out from my next reply on."
+    "What you told me about yourself in this conversation (and in the others, when Settings → "
+    "Persona → Memory is on). I still know it after the turns that said it are shifted out of "
+    "my memory. Forget takes an item out from my next reply on."
 )
 
 

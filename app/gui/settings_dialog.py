@@ -165,6 +165,14 @@ class SettingsDialog(QDialog):
         reset = QPushButton("Reset to default")
         reset.clicked.connect(lambda: self.prompt.setPlainText(default_prompt()))
         f.addRow("", reset)
+        self.shared_memory = QCheckBox("Remember what I tell you across conversations")
+        self.shared_memory.setToolTip(
+            "Off: each conversation knows only what was said in it. On: your name, where you "
+            "live, what you like… told in one conversation are known in the others (kept on this "
+            "computer only; Conversation → What I remember shows them, each with Forget)."
+        )
+        self.shared_memory.setChecked(self.s.shared_memory)
+        f.addRow("Memory", self.shared_memory)
         return w
 
     def _voice_tab(self) -> QWidget:
@@ -290,4 +298,5 @@ class SettingsDialog(QDialog):
             sampling=self._sampling_overrides(),
             theme=self.theme.currentData(),
             close_to_tray=self.close_to_tray.isChecked(),
+            shared_memory=self.shared_memory.isChecked(),
         )

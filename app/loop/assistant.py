@@ -285,6 +285,10 @@ class Assistant:
         """Fact `key` leaves the memory note; an updated `memory` event follows (returns at once)."""
         self.llm.forget(key)
 
+    def share_memory(self, path: Path | None) -> None:
+        """Facts kept across conversations in `path` from now on (None: each its own); returns at once."""
+        self.llm.share_memory(path)
+
     def change_persona(self, persona: Persona) -> None:
         """Answer as `persona` from the next turn on; the models stay loaded (the llm thread
         evaluates the new system prompt between turns), and whisper's prompt names the new

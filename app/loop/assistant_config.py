@@ -30,6 +30,7 @@ class AssistantConfig:
     speak_command: str | None = None
     speak_file: Path = Path("/tmp/talk-llama-speak.txt")
     session_dir: Path | None = None
+    shared_memory: Path | None = None  # facts kept across conversations (brain/shared_memory.py)
     use_microphone: bool = True
     turn_end: TurnEndConfig = field(default_factory=TurnEndConfig)  # hands-free: when a turn ends
     turn_model: Path | None = None  # the audio turn model (ears/turn_model.py); None: words alone

@@ -21,6 +21,7 @@ from app.brain.brain import Brain, change_persona, load_session, open_brain, sav
 from app.brain.memory import told_to_you
 from app.brain.persona import Persona
 from app.brain.session_files import PERSONA_CHANGED, read_history
+from app.brain.shared_memory import SharedMemory
 from app.loop.assistant_config import AssistantConfig
 from app.loop.events import Event, State, unanswered
 from app.loop.responder import Responder
@@ -83,6 +84,11 @@ class LlmWorker:
         """Fact `key` leaves the memory note (and the saved conversation); a `memory` event follows."""
         self.put(lambda: self._forget(key))
 
+    def share_memory(self, path: Path | None) -> None:
+        """From now on the brain also reads and adds to the facts kept across conversations in
+        `path` (None: each conversation's own); a `memory` event follows."""
+        self.put(lambda: self._share_memory(path))
+
     def change_persona(self, persona: Persona) -> None:
         """From the next turn on the assistant is `persona`; the model stays loaded."""
         self.put(lambda: self._change_persona(persona))
@@ -96,6 +102,12 @@ class LlmWorker:
     def _report_memory(self) -> None:
         facts = self.brain.remembered() if self.brain is not None else []
         self._emit(Event("memory", {"facts": [(f.key, told_to_you(f)) for f in facts]}))
+
+    def _share_memory(self, path: Path | None) -> None:
+        self.config = dataclasses.replace(self.config, shared_memory=path)  # also for a later load
+        if self.brain is not None:
+            self.brain.share_memory(SharedMemory(path) if path is not None else None)
+        self._report_memory()
 
     def _forget(self, key: str) -> None:
         if self.brain is not None:
@@ -132,6 +144,8 @@ class LlmWorker:
                     self._emit(Event("notice", {"message": res.message}))
                 if brain.history:
                     self._emit(Event("history", {"messages": list(brain.history)}))
+            if c.shared_memory is not None:
+                brain.share_memory(SharedMemory(c.shared_memory))
             self.responder = Responder(
                 brain,
                 speaker,

@@ -58,6 +58,7 @@ class AppSettings:
     first_run_done: bool = False  # the welcome note was shown
     conversation: str = ""  # the open conversation's id (conversation_store); it opens at start
     sidebar: bool = True  # the conversations sidebar is shown (when the window is wide enough)
+    shared_memory: bool = False  # what the user tells one conversation, the others know too
     # Sampler settings the user changed (SamplingConfig field -> value); the rest follow the
     # defaults, so improved defaults reach everyone who did not tune them.
     sampling: dict[str, float] = field(default_factory=dict)
@@ -141,6 +142,7 @@ def sampling_config(overrides: dict[str, float]) -> SamplingConfig:
 
 
 LEGACY_SESSION = "session"  # the one session folder before conversations had a folder each
+SHARED_MEMORY = "memory.json"  # the facts kept across conversations (brain/shared_memory.py)
 
 
 def conversations_dir() -> Path:
@@ -200,4 +202,5 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None) -> Assista
         turn_end=TurnEndConfig(rule=s.turn_end if s.turn_end in RULES else "words", continue_ms=go_on),
         turn_model=turn_model_path(s.turn_model),
         session_dir=session_dir if session_dir is not None else data_dir() / LEGACY_SESSION,
+        shared_memory=data_dir() / SHARED_MEMORY if s.shared_memory else None,
     )
