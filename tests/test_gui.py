@@ -19,6 +19,7 @@ from app.brain.sampling import SamplingConfig
 from app.gui.main_window import MainWindow
 from app.gui.settings_dialog import SettingsDialog
 from app.loop.settings import AppSettings, assistant_config
+from app.system.paths import data_dir
 from tests.conftest import ARTIFACTS, espeak
 
 SHOTS = ARTIFACTS / "screenshots"
@@ -334,6 +335,34 @@ def test_what_i_remember_lists_the_facts_and_forgets_one(qtbot, config_dir, virt
     w.tools.export_to(tmp_path / "c.md", "md")  # an export lists what is remembered, as the panel does
     md = (tmp_path / "c.md").read_text()
     assert "## What Max remembers" in md and "- Their name is Robin." in md and "- They live in" not in md
+    close_window(w)
+
+
+def test_memory_across_conversations_is_a_setting_that_reloads_nothing(
+    qtbot, config_dir, virtual_audio
+) -> None:
+    """Settings → Persona → Memory: off by default (nothing is kept outside the conversation);
+    turned on, the models stay loaded, the open conversation's facts go to a private file, and
+    a new conversation lists them under What I remember."""
+    w = open_window(qtbot)
+    assert not w.settings.shared_memory and not SettingsDialog(w.settings).shared_memory.isChecked()
+    w.bridge.send_text("My name is Robin.")
+    settled(qtbot, w)
+    store = data_dir() / "memory.json"
+    assert not store.exists()
+    assistant = w.bridge.assistant
+    w.apply_settings(dataclasses.replace(w.settings, shared_memory=True))
+    settled(qtbot, w)
+    assert w.bridge.assistant is assistant and w.loading.isHidden()  # nothing reloaded
+    assert store.exists() and oct(store.stat().st_mode & 0o777) == "0o600"
+    w.menu_actions["new"].trigger()
+    qtbot.waitUntil(lambda: w.bridge.history() == [], timeout=10000)
+    w.menu_actions["memory"].trigger()
+    panel = w.tools.memory_panel
+    assert panel is not None
+    settled(qtbot, w)
+    w.bridge.report_memory()
+    qtbot.waitUntil(lambda: [s for _k, s in panel.facts] == ["Your name is Robin."], timeout=30000)
     close_window(w)
 
 
