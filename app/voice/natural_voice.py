@@ -146,12 +146,12 @@ class NaturalSynthesizer:
         started = time.perf_counter()
         try:
             model = self.file.model.read_bytes()
-            session = open_session(model, threads)
+            session = open_session(model, threads, arena=False)
         except Exception as exc:  # OSError, or onnxruntime's on a damaged file
             raise TtsUnavailable(f"{self.file.model} could not be loaded ({exc})") from exc
         if len(session.get_outputs()) == 1:
             try:
-                session = open_session(with_alignment_output(model), threads)
+                session = open_session(with_alignment_output(model), threads, arena=False)
             except Exception as exc:  # another exporter's tensor names: timings are estimated
                 log.debug("no duration output added to %s: %s", self.file.model.name, exc)
         self._threads = threads
