@@ -26,6 +26,7 @@ from app.loop.assistant_config import AssistantConfig
 from app.loop.events import Event, State, unanswered
 from app.loop.responder import Responder
 from app.loop.turn import Turn
+from app.system import heap
 
 log = logging.getLogger(__name__)
 Job = Turn | Callable[[], None] | None  # None ends the thread
@@ -130,6 +131,7 @@ class LlmWorker:
                     self._unanswered(item)
                 continue
             self.responder.run(item)
+            heap.trim()  # what the turn freed goes back to the system (system/heap.py)
         if self.responder is not None:
             self.responder.save_session()  # the last turn's details arrived after its save
 
