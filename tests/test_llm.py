@@ -199,10 +199,12 @@ def test_shift_on_whole_turns_over_many_turns(llm_model: Path) -> None:
         if s.shifts:
             shifted_turns += 1
             assert s.discarded >= (c.n_ctx - c.ledger.n_keep) // 2 - 64
-            # only whole turns were discarded: every kept turn starts with <|im_start|>user
+            # only whole turns were discarded: every kept turn starts with <|im_start|>user,
+            # after the memory note a turn may open with ("You are Max." after a shift)
             start = c.ledger.n_keep
-            for n in c.ledger.turns:
-                head = c.llama.detokenize(c.llama.input_ids[start : start + 3].tolist(), special=True)
+            for n, note, recall in zip(c.ledger.turns, c.ledger.notes, c.ledger.recalls, strict=True):
+                at = start + note + recall
+                head = c.llama.detokenize(c.llama.input_ids[at : at + 3].tolist(), special=True)
                 assert head.decode().startswith("<|im_start|>user"), head
                 start += n
     assert c.shifts >= 3 and shifted_turns == c.shifts
@@ -327,7 +329,7 @@ def test_session_resume_without_reevaluation(llm_model: Path, tmp_path: Path) ->
     assert [m.text for m in c2.history][:1] == ["Hello, I am Sam."]
     assert_consistent(c2)
     counter.calls.clear()
-    c2.say("What do I like to drink?")
+    c2.say("What is a good tea to drink?")  # asks about nothing remembered: no recall note
     assert counter.calls[0] == c2.last_stats.prompt_tokens - c2.primed_tokens  # only the new turn
     assert_consistent(c2)
     c2.close()
