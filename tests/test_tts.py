@@ -297,3 +297,6 @@ def test_the_output_buffer_grows_after_a_hole_and_shrinks_once_calm() -> None:
     low = OutputBuffer("low")
     low.hole()
     assert low.latency == pytest.approx(0.02)
+    # Speakers on one device share what it learned (a voice change makes a new Speaker)
+    assert OutputBuffer.for_device("dev", 0.05) is OutputBuffer.for_device("dev", 0.05)
+    assert OutputBuffer.for_device("dev", 0.05) is not OutputBuffer.for_device("other", 0.05)

@@ -10,18 +10,31 @@ sentences played without a hole it halves again, never below the configured size
 immediate whatever the size (the stream is aborted with its buffer), and the echo guard reads
 each stream's own latency.
 
-Owned by the Speaker's playback thread.
+Used by one Speaker's playback thread at a time (a voice change makes a new Speaker, which takes
+the same device's buffer: `for_device`).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+from typing import ClassVar
 
 log = logging.getLogger(__name__)
 LOW_S = 0.01  # what "low" (the device's lowest) is taken as when it has to grow
 
 
 class OutputBuffer:
+    _shared: ClassVar[dict[tuple[object, float | str], OutputBuffer]] = {}
+    _shared_lock = threading.Lock()
+
+    @classmethod
+    def for_device(cls, device: object, configured: float | str) -> OutputBuffer:
+        """The buffer of `device` at the `configured` size, shared by the Speakers that play on
+        it one after another (a new voice inherits what the machine's load taught the last)."""
+        with cls._shared_lock:
+            return cls._shared.setdefault((device, configured), cls(configured))
+
     def __init__(self, configured: float | str, most: float = 0.2, calm: int = 30) -> None:
         self.configured, self.most, self.calm = configured, most, calm
         self._grown: float | None = None  # None: the configured size

@@ -123,7 +123,7 @@ class Speaker(SentenceQueue):
         self._pending = 0
         self._lock = threading.Lock()
         self._stream: Any = None  # sounddevice.OutputStream, opened per reply
-        self._buffer = OutputBuffer(self.config.latency)  # its size: grows after a hole
+        self._buffer = OutputBuffer.for_device(self.config.device, self.config.latency)  # grows after a hole
         self._holes = 0  # holes inside sentences so far (playback thread)
         self._closed = False
         self._threads = [
