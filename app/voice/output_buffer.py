@@ -25,15 +25,15 @@ LOW_S = 0.01  # what "low" (the device's lowest) is taken as when it has to grow
 
 
 class OutputBuffer:
-    _shared: ClassVar[dict[tuple[object, float | str], OutputBuffer]] = {}
+    _shared: ClassVar[dict[tuple[object, float | str, float], OutputBuffer]] = {}
     _shared_lock = threading.Lock()
 
     @classmethod
-    def for_device(cls, device: object, configured: float | str) -> OutputBuffer:
+    def for_device(cls, device: object, configured: float | str, most: float = 0.2) -> OutputBuffer:
         """The buffer of `device` at the `configured` size, shared by the Speakers that play on
         it one after another (a new voice inherits what the machine's load taught the last)."""
         with cls._shared_lock:
-            return cls._shared.setdefault((device, configured), cls(configured))
+            return cls._shared.setdefault((device, configured, most), cls(configured, most))
 
     def __init__(self, configured: float | str, most: float = 0.2, calm: int = 30) -> None:
         self.configured, self.most, self.calm = configured, most, calm

@@ -76,6 +76,7 @@ class SpeakerConfig:
     # transcribing) and one other core busy, "low" ran dry 21 times in 20 replies, 50 ms never
     # (bench/underruns.py --load app). Busier still, it grows after a hole (output_buffer.py).
     latency: float | str = 0.05
+    latency_most: float = 0.2  # the most it grows to after holes (output_buffer.py); = latency: fixed
     language: str = "en"  # whose natural voice is the default
 
 
@@ -123,7 +124,8 @@ class Speaker(SentenceQueue):
         self._pending = 0
         self._lock = threading.Lock()
         self._stream: Any = None  # sounddevice.OutputStream, opened per reply
-        self._buffer = OutputBuffer.for_device(self.config.device, self.config.latency)  # grows after a hole
+        c = self.config
+        self._buffer = OutputBuffer.for_device(c.device, c.latency, c.latency_most)  # grows after a hole
         self._holes = 0  # holes inside sentences so far (playback thread)
         self._closed = False
         self._threads = [
