@@ -35,14 +35,14 @@ import numpy as np
 from app.brain.chat_format import Part
 from app.brain.facts import Fact
 from app.brain.kv_context import KvContext
-from app.brain.memory import known_facts, note_text
+from app.brain.memory import note_text
 from app.brain.persona import Persona
 from app.brain.recall import asked_about
 from app.brain.records import LlmConfig, Message, TurnStats
 from app.brain.reply_text import ReplyText
 from app.brain.retry_seeds import RetrySeeds
 from app.brain.sampling import Sampler
-from app.brain.shared_memory import SharedMemory, learn_from, remembered
+from app.brain.shared_memory import SharedMemory, join, learn_from, remembered
 from app.brain.turn_language import read_as
 from app.brain.user_turn import TurnGate, UserTurn, ask, build_user_turn, end_of_turn_prob, terminal_tokens
 
@@ -81,8 +81,8 @@ class Conversation(KvContext):
         conversation's facts join it now. A conversation with no note yet opens its next turn
         with one when it holds facts."""
         self.shared = shared
-        if shared is not None and self.config.memory:
-            shared.learn(known_facts(self.history, self.forgotten))  # this conversation's join
+        if shared is not None:
+            join(shared, self.config.memory, self.history, self.forgotten)
         if shared is not None and shared.facts and self.config.memory and not self.ledger.note_in_cache:
             self.unprime()
             self._note_due = True

@@ -49,14 +49,14 @@ from openai.types.chat import ChatCompletionMessageParam
 from app.brain import remote_session
 from app.brain.facts import Fact
 from app.brain.ledger import Ledger
-from app.brain.memory import known_facts, note_text
+from app.brain.memory import note_text
 from app.brain.persona import Persona
 from app.brain.records import BrainError, Exchange, LoadResult, Message, RemoteConfig, TurnStats
 from app.brain.retry_seeds import RetrySeeds
 from app.brain.server_probe import first_model, server_context
 from app.brain.server_replies import DroppedStream, Reading, context_size_in, explain, read_reply
 from app.brain.session_files import REMOTE
-from app.brain.shared_memory import SharedMemory, learn_from, remembered
+from app.brain.shared_memory import SharedMemory, join, learn_from, remembered
 from app.brain.turn_language import read_as
 from app.brain.user_turn import TurnGate, ask
 
@@ -350,8 +350,8 @@ class RemoteConversation:
         """Read and add to the memory shared across conversations (None: this one's alone); this
         conversation's facts join it now; one with no note yet sends one from its next request."""
         self.shared = shared
-        if shared is not None and self.config.memory:
-            shared.learn(known_facts(self.history, self.forgotten))  # this conversation's join
+        if shared is not None:
+            join(shared, self.config.memory, self.history, self.forgotten)
         if shared is not None and not self.note:
             self.note = note_text(self.remembered()) if shared.facts else ""
 

@@ -92,3 +92,9 @@ def learn_from(shared: SharedMemory | None, memory: bool, user_text: str) -> Non
     """A user turn was kept: its facts join the shared memory (when sharing and memory are on)."""
     if shared is not None and memory:
         shared.learn(facts_in(user_text))
+
+
+def join(shared: SharedMemory, memory: bool, history: list[Message], forgotten: set[str]) -> None:
+    """Sharing turned on: a conversation's own facts join the shared ones (with memory on)."""
+    if memory:
+        shared.learn(known_facts(history, forgotten))
