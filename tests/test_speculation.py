@@ -124,7 +124,7 @@ def test_pause_then_more_speech_withdraws_the_tentative_turn(llm_model, whisper_
         a._stt_q.put((first, time.perf_counter(), len(first), False, None))  # pause after the first half
         wait_until(lambda: a.conversation.n_past > n0)  # its prompt is in the cache, waiting
         assert a.tentative.current is not None and not rec.of("user")
-        a._on_segment(SegmentEvent("resumed"))  # the user goes on talking
+        a.utterances.on_segment(SegmentEvent("resumed"))  # the user goes on talking
         a._stt_q.put((whole, time.perf_counter(), len(whole), True, None))
         turn = rec.wait_for("turn", 90)
     finally:

@@ -107,7 +107,7 @@ def test_a_withdrawn_speculative_reply_never_sounds(
             assert time.monotonic() < deadline, "no speculative first words"
             time.sleep(0.01)
         time.sleep(0.5)  # held: synthesized, not played
-        a._on_segment(SegmentEvent("resumed"))  # the user goes on talking
+        a.utterances.on_segment(SegmentEvent("resumed"))  # the user goes on talking
         while a.conversation.n_past != n0:  # the brain took the turn back
             assert time.monotonic() < deadline
             time.sleep(0.01)

@@ -67,7 +67,9 @@ class TerminalView:
     A turn's JSON record is written once its reply is settled, so that it says what the
     assistant remembers: the `turn` event comes when the reply starts to be heard, and a
     barge-in after it (the `heard` event) makes `reply` the part that was heard, with the rest
-    as `unspoken`. Settled: `heard`, the assistant idle again, the next turn, or the end.
+    as `unspoken`. Settled: `heard`, the assistant idle again, the next turn, or the end; or
+    already when the `turn` event comes, if the reply was cut and remembered as heard before
+    (`settled`) or the assistant is idle by then (the threads report in either order).
     """
 
     def __init__(self, args: argparse.Namespace, out: Transcript, bot: str, person: str) -> None:
@@ -75,6 +77,7 @@ class TerminalView:
         self.ready = threading.Event()
         self.loaded: set[str] = set()
         self._record: dict | None = None  # the last turn's record, not yet written
+        self._idle = False  # the assistant's last state was idle
         self._lock = threading.Lock()  # events come from the assistant's threads
 
     def flush(self) -> None:
@@ -89,11 +92,13 @@ class TerminalView:
 
     def _show(self, ev) -> None:
         d = ev.data
+        if ev.kind == "state":
+            self._idle = getattr(d["state"], "value", "") == "idle"
         if self._record is not None:
             if ev.kind == "heard":
                 self._record.update(reply=d["text"], unspoken=d["unspoken"], interrupted=True)
                 self.flush()
-            elif ev.kind == "user" or (ev.kind == "state" and getattr(d["state"], "value", "") == "idle"):
+            elif ev.kind == "user" or (ev.kind == "state" and self._idle):
                 self.flush()
         if ev.kind == "loading" and d.get("done"):
             self.loaded.add(d["part"])
@@ -111,6 +116,8 @@ class TerminalView:
             if self.args.jsonl:
                 self.flush()
                 self._record = {"unspoken": "", **d}
+                if d.get("settled") or (self._idle and not d.get("interrupted")):
+                    self.flush()
         elif ev.kind == "heard" and not self.args.jsonl:
             said = f'"{d["text"]}"' if d["text"] else "nothing"
             note = f"[interrupted: {self.bot} said {said}; the rest was not spoken]"

@@ -14,10 +14,9 @@ Barge-in: `press()` (or, hands-free, sustained user speech over the echo) stops 
 flag (generation stops within one token). The conversation then keeps what the listener heard
 of the reply, closed with the end-of-turn tokens (`Responder.settle_heard`).
 
-Early transcription, tentative turns and continuation (hearing.py, tentative_turns.py,
-continuation.py): whisper starts at a short pause and its text starts a turn at once, held until
-the end of speech confirms it; speech soon after a turn ended takes that turn back; blocks to
-utterances: utterances.py. docs/architecture.md tells why.
+Early transcription and tentative turns (hearing.py, tentative_turns.py): a turn starts at a
+short pause, held until the end of speech confirms it; speech soon after takes it back
+(continuation.py); blocks to utterances: utterances.py. docs/architecture.md tells why.
 
 Events go to `on_event(Event)` from the worker threads; adapters (terminal, Qt) marshal them.
 Each turn ends with a `turn` event carrying its latency stamps (ms after the end of speech).
@@ -42,7 +41,7 @@ from app.ears import vad
 from app.ears.echo import EchoGuard
 from app.ears.microphone import Level, Microphone
 from app.ears.transcriber import names_prompt
-from app.ears.vad import Segmenter, SegmentEvent
+from app.ears.vad import Segmenter
 from app.loop.assistant_config import AssistantConfig
 from app.loop.continuation import Continuation
 from app.loop.devices import DeviceFaults
@@ -71,7 +70,7 @@ class Assistant:
         self.mics = MicControl(config, self._on_mic_block, self._on_level, self._on_mic_error, self._error)
         self.echo = EchoGuard()
         self.voice = VoiceControl(self.echo, self._on_speaker, self._on_output_level, self._error)
-        self.segmenter = Segmenter(config.vad, on_event=self._on_segment)
+        self.segmenter = Segmenter(config.vad, on_event=lambda ev: self.utterances.on_segment(ev))
         self.segmenter.base_end_ms = config.turn_end.base_ms(config.vad.end_silence_ms)
         self._listening = False
         self.llm = LlmWorker(config, self.emit, self._set_state, self._error, lambda: self._listening)
@@ -336,9 +335,6 @@ class Assistant:
     def _on_mic_block(self, block: np.ndarray) -> None:
         self.utterances.mic_block(block, self.mic.utterance_s if self.mic is not None else None)
 
-    def _on_segment(self, ev: SegmentEvent) -> None:
-        self.utterances.on_segment(ev)
-
     def _on_speaker(self, ev: SpeakerEvent) -> None:
         turn = self.responder.speaking if self.responder else None
         if turn is not None:
@@ -373,7 +369,7 @@ class Assistant:
         return self.llm.brain
 
     @property
-    def responder(self) -> Responder | None:
+    def responder(self) -> Responder | None:  # the llm thread's, once loaded
         return self.llm.responder
 
     def emit(self, event: Event) -> None:

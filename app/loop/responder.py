@@ -330,6 +330,8 @@ class Responder:
         stats = self.conversation.last_stats
         data = turn.report(reply, stats, self.conversation.context_stats())
         data["unspoken"] = message.unspoken if message is not None and turn.settled else ""
+        # Cut and already remembered as heard: no `heard` event follows for this turn.
+        data["settled"] = turn.settled
         if message is not None:
             message.details = {k: v for k, v in data.items() if k not in ("user", "reply")}
             if message.versions:
