@@ -10,18 +10,24 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
+from app.brain.persona import PINNED_TIME, Persona
+from app.ears.transcriber import SttConfig
 from app.ears.vad import SegmentEvent
+from app.loop.events import State
 from app.loop.turn_end import TurnEndConfig, end_silence_ms
 from bench.common import spoken_through, until_quiet
+from bench.vad import noise
 from tests.conftest import espeak, load16k
 from tests.support.assistant_rig import Recorder, make, spoken_turn
 from tests.support.pulse import envelope, stop_recording
 from tests.test_llm import assert_consistent
 
 
-def paused_wav(head: str, tail: str, pause_s: float, out: Path, speech_dir: Path) -> Path:
-    a = load16k(espeak(head, speech_dir / f"{out.stem}-a.wav", wpm=140))
-    b = load16k(espeak(tail, speech_dir / f"{out.stem}-b.wav", wpm=140))
+def paused_wav(
+    head: str, tail: str, pause_s: float, out: Path, speech_dir: Path, voice: str = "en-us"
+) -> Path:
+    a = load16k(espeak(head, speech_dir / f"{out.stem}-a.wav", voice=voice, wpm=140))
+    b = load16k(espeak(tail, speech_dir / f"{out.stem}-b.wav", voice=voice, wpm=140))
     a = until_quiet(a)
     sf.write(out, np.concatenate([a, np.zeros(int(pause_s * 16000), np.float32), b]), 16000)
     return out
@@ -46,6 +52,61 @@ def test_a_paused_utterance_is_one_turn(virtual_audio, llm_model, whisper_model,
     users = [e.data["text"] for e in rec.of("user")]
     assert len(users) == 1 and "could tell" in users[0].lower(), users
     assert a.tentative.counts["withdrawn"] >= 1  # the pause's turn was taken back when speech resumed
+
+
+def test_a_paused_french_utterance_is_one_turn(
+    virtual_audio, llm_model, multilingual_whisper, speech_dir
+) -> None:
+    """Turn-taking in another language (the turn model is multilingual; the words' probability
+    comes from the chat model): "Raconte-moi une histoire … [700 ms] … sur la capitale de la
+    France." is one turn in the conversation, whether the pause held it or the speech that
+    followed continued it."""
+    wav = paused_wav(
+        "Raconte-moi une histoire",
+        "sur la capitale de la France.",
+        0.7,
+        speech_dir / "fr-paused.wav",
+        speech_dir,
+        voice="fr",
+    )
+    stt = SttConfig(multilingual_whisper, language="fr")
+    persona = Persona("Sam", "Max", now=PINNED_TIME, language="fr")
+    rec = Recorder()
+    a = make(llm_model, multilingual_whisper, rec, hands_free=True, stt=stt, persona=persona, max_tokens=8)
+    try:
+        virtual_audio.play_into_mic(wav).wait(30)
+        rec.wait_for("turn", 90, lambda e: "capital" in e.data["user"].lower())
+        rec.wait_for("state", 90, lambda e: e.data["state"] == State.IDLE)
+    finally:
+        a.shutdown()
+    assert a.conversation is not None
+    users = [m.text for m in a.conversation.history if m.role == "user"]
+    assert len(users) == 1 and "histoire" in users[0].lower() and "capital" in users[0].lower(), rec.story()
+    assert all(m.language == "fr" for m in a.conversation.history if m.role == "user")
+
+
+def test_noise_never_starts_a_turn(virtual_audio, llm_model, whisper_model, tmp_path) -> None:
+    """Hands-free through the whole loop (speech detector, early transcription at pauses, the
+    turn model, the transcriber's gate and filters): steady noise, mains hum and typing at a
+    desk's level (-30 dBFS, bench/vad's sounds) never become a turn, a reply or a sound."""
+    rng = np.random.default_rng(3)
+    kinds = ("white", "pink", "brown", "hum", "keyboard")
+    wav = tmp_path / "noise.wav"
+    sf.write(wav, np.concatenate([noise(kind, 3.0, rng) for kind in kinds]), 16000)
+    rec = Recorder()
+    a = make(llm_model, whisper_model, rec, hands_free=True, max_tokens=8)
+    try:
+        virtual_audio.play_into_mic(wav).wait(30)
+        deadline = time.monotonic() + 30  # what was heard is judged: the queue drains, idle again
+        quiet_since = time.monotonic()
+        while time.monotonic() - quiet_since < 2.0:
+            assert time.monotonic() < deadline, rec.story()
+            if a.state != State.IDLE or not a._stt_q.empty():
+                quiet_since = time.monotonic()
+            time.sleep(0.05)
+    finally:
+        a.shutdown()
+    assert not rec.of("user") and not rec.of("turn") and not rec.of("sentence"), rec.story()
 
 
 def test_a_finished_sounding_head_with_the_voice_held_up_is_one_turn(
