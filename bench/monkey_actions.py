@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import psutil
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEventLoop, Qt, QTimer
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
@@ -22,6 +22,16 @@ from app.brain.session_files import read_history
 from app.gui.main_window import MainWindow
 from app.loop.settings import AppSettings
 from app.voice.voices import all_voices
+
+
+def pump(ms: int) -> None:
+    """Run the window's event loop for `ms`, as the app's own loop runs it: without the GIL
+    while it waits. (QTest.qWait keeps the GIL for its whole wait: every Python thread, the
+    voice's writer too, then stood still 50 ms at a time, and the voice ran dry.)"""
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
 
 QUESTIONS = (
     "What is the capital of France?",
@@ -75,7 +85,7 @@ class Monkey:
         while not done():
             if time.monotonic() > deadline:
                 return False
-            QTest.qWait(50)
+            pump(50)
         return True
 
     def state(self) -> str:
@@ -93,17 +103,17 @@ class Monkey:
         self._focus_outside_text()
         target = QApplication.focusWidget() or self.w
         QTest.keyPress(target, Qt.Key.Key_Space)
-        QTest.qWait(150)
+        pump(150)
         player = self.audio.play_into_mic(self.rng.choice(self.clips))
         self.wait(lambda: player.poll() is not None, 30)
-        QTest.qWait(250)
+        pump(250)
         QTest.keyRelease(target, Qt.Key.Key_Space)
-        QTest.qWait(self.rng.randint(300, 3000))
+        pump(self.rng.randint(300, 3000))
 
     def speak_hands_free(self) -> None:
         player = self.audio.play_into_mic(self.rng.choice(self.clips))
         self.wait(lambda: player.poll() is not None, 30)
-        QTest.qWait(self.rng.randint(500, 3000))
+        pump(self.rng.randint(500, 3000))
 
     def type_and_send(self) -> None:
         text = self.rng.choice(QUESTIONS + HOSTILE)
@@ -125,7 +135,7 @@ class Monkey:
 
         if self.w.conversations.current == conv and not self.wait(kept, 60):
             self.violation(f"typed text lost: {text[:40]!r}")
-        QTest.qWait(self.rng.randint(200, 2500))
+        pump(self.rng.randint(200, 2500))
 
     def draft_survives_a_switch(self) -> None:
         others = [c for c in self.w.sidebar.ids() if c != self.w.conversations.current]
@@ -135,7 +145,7 @@ class Monkey:
         self.w.input.setFocus()
         self.w.input.setText(text)
         self.w.conversations.open(self.rng.choice(others))
-        QTest.qWait(self.rng.randint(200, 1500))
+        pump(self.rng.randint(200, 1500))
         if home in self.w.sidebar.ids():
             self.w.conversations.open(home)
             self.checks += 1
@@ -148,22 +158,22 @@ class Monkey:
             QTest.keyClick(self.w, Qt.Key.Key_Escape)
         else:
             self.w.stop_btn.click()
-        QTest.qWait(self.rng.randint(100, 1000))
+        pump(self.rng.randint(100, 1000))
 
     def retry(self) -> None:
         if self.w.chat.can_retry:
             self.w.menu_actions["retry"].trigger()
-            QTest.qWait(self.rng.randint(500, 3000))
+            pump(self.rng.randint(500, 3000))
 
     def new_conversation(self) -> None:
         self.w.menu_actions["new"].trigger()
-        QTest.qWait(300)
+        pump(300)
 
     def switch(self) -> None:
         ids = self.w.sidebar.ids()
         if len(ids) > 1:
             self.w.conversations.open(self.rng.choice(ids))
-            QTest.qWait(self.rng.randint(300, 1500))
+            pump(self.rng.randint(300, 1500))
 
     def rename(self) -> None:
         if ids := self.w.sidebar.ids():
@@ -175,10 +185,10 @@ class Monkey:
             return
         victim = self.rng.choice(ids)
         self.w.conversations.delete(victim)
-        QTest.qWait(500)
+        pump(500)
         if self.rng.random() < 0.6:
             self.w.conversations.undo_delete(victim)
-        QTest.qWait(300)
+        pump(300)
 
     def change_settings(self) -> None:
         s = self.w.settings
@@ -198,11 +208,11 @@ class Monkey:
             new = dataclasses.replace(s, llm_model=str(self.tmp / "missing.gguf"))
         self.w.apply_settings(new)
         self.wait(lambda: self.w.loading.isHidden(), 180)
-        QTest.qWait(500)
+        pump(500)
 
     def mute(self) -> None:
         self.w.menu_actions["mute"].trigger()
-        QTest.qWait(self.rng.randint(200, 2000))
+        pump(self.rng.randint(200, 2000))
 
     def unplug(self) -> None:
         needle = self.rng.choice(["source_name=mic", "sink_name=speaker"])
@@ -211,18 +221,18 @@ class Monkey:
         else:
             self.injected += 1
             self.unplugged[needle] = self.audio.unload_module(needle)
-        QTest.qWait(self.rng.randint(500, 3000))
+        pump(self.rng.randint(500, 3000))
 
     def resize(self) -> None:
         self.w.resize(self.rng.randint(420, 1600), self.rng.randint(320, 1000))
-        QTest.qWait(300)
+        pump(300)
 
     def theme(self) -> None:
         self.w.set_theme(self.rng.choice(["system", "light", "dark"]))
-        QTest.qWait(200)
+        pump(200)
 
     def idle(self) -> None:
-        QTest.qWait(self.rng.randint(1000, 4000))
+        pump(self.rng.randint(1000, 4000))
 
     ACTIONS: ClassVar[dict[str, int]] = {
         "push_to_talk": 5, "speak_hands_free": 1, "type_and_send": 5, "draft_survives_a_switch": 1,
@@ -262,7 +272,7 @@ class Monkey:
             done = threading.Event()
             assistant.llm.put(done.set)
             self.wait(done.is_set, 60)
-        QTest.qWait(200)
+        pump(200)
 
     def checkpoint(self) -> None:
         """The open conversation as saved is the conversation the window shows."""
@@ -277,9 +287,9 @@ class Monkey:
 
     def idle_cpu(self, seconds: float = 5.0) -> float:
         self.settle()
-        QTest.qWait(2000)
+        pump(2000)
         c0, t0 = self.proc.cpu_times(), time.monotonic()
-        QTest.qWait(int(seconds * 1000))
+        pump(int(seconds * 1000))
         c1 = self.proc.cpu_times()
         return (c1.user + c1.system - c0.user - c0.system) / (time.monotonic() - t0) * 100
 
