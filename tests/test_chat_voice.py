@@ -162,3 +162,38 @@ def test_an_interrupted_reply_is_recorded_as_it_was_heard(virtual_audio, speech_
     remembered = json.loads((session / "session.json").read_text())["history"][1]
     assert remembered["role"] == "assistant" and remembered["interrupted"]
     assert row["reply"] == remembered["text"] and row["unspoken"] == remembered["unspoken"]
+
+
+def test_a_turn_record_is_written_once_settled_whatever_order_the_threads_report_in(capsys) -> None:
+    """The JSON record waits for a barge-in's `heard` only when one can still come: the turn's
+    report and the assistant's idle state come from different threads in either order."""
+    import argparse
+
+    from app.cli.chat_shared import Transcript
+    from app.cli.chat_voice import TerminalView
+    from app.loop.events import Event, State
+
+    args = argparse.Namespace(jsonl=True, ptt=True, print_energy=False, file=None)
+    written = lambda: [json.loads(x) for x in capsys.readouterr().out.splitlines()]  # noqa: E731
+    idle, speaking = Event("state", {"state": State.IDLE}), Event("state", {"state": State.SPEAKING})
+
+    def turn(**d) -> Event:
+        return Event("turn", {"user": "Tell me a story.", "reply": "Once upon a time. The end.", **d})
+
+    view = TerminalView(args, Transcript(args), "Max", "Sam")
+    view(speaking)
+    view(turn(interrupted=False, settled=False))  # still speaking: a barge-in may come
+    assert written() == []
+    view(Event("heard", {"text": "Once upon a time.", "unspoken": "The end."}))
+    assert [(r["reply"], r["unspoken"], r["interrupted"]) for r in written()] == [
+        ("Once upon a time.", "The end.", True)
+    ]
+    view(idle)
+    view(turn(interrupted=False, settled=False))  # idle already: nothing more can come
+    assert [r["reply"] for r in written()] == ["Once upon a time. The end."]
+    view(turn(interrupted=True, settled=True, reply="Once upon", unspoken="a time. The end."))
+    assert [r["unspoken"] for r in written()] == ["a time. The end."]  # cut while written
+    view(turn(interrupted=True, settled=False))  # cut, its `heard` still to come
+    assert written() == []
+    view(Event("heard", {"text": "Once", "unspoken": "upon a time. The end."}))
+    assert [r["reply"] for r in written()] == ["Once"]
