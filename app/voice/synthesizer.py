@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from app.catalog.languages import LANGUAGES
+
 log = logging.getLogger(__name__)
 
 ESPEAK_RATE = 22050  # espeak-ng's native output rate for its own voices
@@ -102,8 +104,10 @@ class Synthesizer:
         ]
         if not self.voices:
             raise TtsUnavailable("espeak-ng has no voices; install espeak-ng-data")
+        self._ids = {v.id.lower() for v in self.voices}
+        self._found: dict[str, Voice] = {}  # find_voice's answers
         self.sample_rate = ESPEAK_RATE
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # (find_voice takes it, also from inside render)
         self._chunks: list[bytes] = []
         self._words: list[tuple[int, int]] = []  # (character position from 1, sample)
         self._done = threading.Event()
@@ -124,19 +128,47 @@ class Synthesizer:
         return 1 if self._cancelled else 0
 
     def find_voice(self, spec: str) -> Voice:
-        """A voice by id, name or language code (case-insensitive)."""
+        """A voice by id, name or language code (case-insensitive). For a language, espeak-ng's
+        own choice comes before the first voice listed for it ("fr": France's French voice, not
+        Belgium's; "zh": Mandarin, which pyttsx3 lists as `cmn` only)."""
         s = spec.lower()
-        for match in (
+        if s not in self._found:
+            self._found[s] = self._match(s)
+        return self._found[s]
+
+    def _match(self, s: str) -> Voice:
+        def first(match: Any) -> Voice | None:
+            return next((v for v in self.voices if match(v)), None)
+
+        exact = (
             lambda v: v.id.lower() == s,
             lambda v: v.name.lower() == s,
             lambda v: any(lang.lower() == s for lang in v.languages),
+        )
+        loose = (
             lambda v: any(lang.lower().split("-")[0] == s for lang in v.languages),
             lambda v: s in v.name.lower(),
-        ):
-            found = [v for v in self.voices if match(v)]
-            if found:
-                return found[0]
-        raise ValueError(f"no voice matches {spec!r}; see `talk-llama say --list-voices`")
+        )
+        for match in exact:
+            if found := first(match):
+                return found
+        if s in LANGUAGES and (chosen := self._espeak_choice(s)):  # (espeak matches loosely)
+            return next(v for v in self.voices if v.id.lower() == chosen[0])
+        for match in loose:
+            if found := first(match):
+                return found
+        raise ValueError(f"no voice matches {s!r}; see `talk-llama say --list-voices`")
+
+    def _espeak_choice(self, language: str) -> list[str]:
+        """espeak-ng's own voices for `language`, best first (lower-case ids). Its voice files
+        name more languages than the one pyttsx3 lists: Mandarin's `cmn` also speaks whisper's
+        `zh`. Only voices pyttsx3 lists (an MBROLA voice it lists without its data is not)."""
+        spec = self._espeak.VOICE()
+        spec.languages = language.encode("ascii", "ignore")
+        with self._lock:
+            found = self._espeak.ListVoices(ctypes.byref(spec))
+        ids = [(v.identifier or b"").decode(errors="replace").lower() for v in found]
+        return [i for i in ids if i in self._ids]
 
     def synthesize(
         self, text: str, voice: str | None = None, rate: int | None = None, volume: float | None = None
