@@ -104,7 +104,7 @@ class Synthesizer:
         ]
         if not self.voices:
             raise TtsUnavailable("espeak-ng has no voices; install espeak-ng-data")
-        self._ids = {v.id.lower() for v in self.voices}
+        self._by_id = {v.id.lower(): v for v in self.voices}
         self._found: dict[str, Voice] = {}  # find_voice's answers
         self.sample_rate = ESPEAK_RATE
         self._lock = threading.RLock()  # (find_voice takes it, also from inside render)
@@ -153,7 +153,7 @@ class Synthesizer:
             if found := first(match):
                 return found
         if s in LANGUAGES and (chosen := self._espeak_choice(s)):  # (espeak matches loosely)
-            return next(v for v in self.voices if v.id.lower() == chosen[0])
+            return self._by_id[chosen[0]]
         for match in loose:
             if found := first(match):
                 return found
@@ -168,7 +168,7 @@ class Synthesizer:
         with self._lock:
             found = self._espeak.ListVoices(ctypes.byref(spec))
         ids = [(v.identifier or b"").decode(errors="replace").lower() for v in found]
-        return [i for i in ids if i in self._ids]
+        return [i for i in ids if i in self._by_id]
 
     def synthesize(
         self, text: str, voice: str | None = None, rate: int | None = None, volume: float | None = None
