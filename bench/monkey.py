@@ -15,7 +15,8 @@ and back; at checkpoints the open conversation's saved history is what the windo
 threads and memory stay bounded; at the end, idle CPU is not that of a spinning thread.
 
 The last line printed is one JSON object: {"actions", "faults", "checks", "violations": [...]}.
-Run: .venv/bin/python -m bench.monkey --seed 1 --minutes 30 [--offscreen]
+Run: .venv/bin/python -m bench.monkey --seed 1 --minutes 30 [--offscreen] [--actions a,b]
+[--stalls FILE] (bench/stalls.py: where the interpreter stalled).
 """
 
 from __future__ import annotations
@@ -109,7 +110,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--minutes", type=float, default=3.0)
     p.add_argument("--offscreen", action="store_true", help="Qt offscreen instead of a private Xvfb")
+    p.add_argument(
+        "--actions", default="", help="comma-separated: draw only these actions (e.g. switch,type_and_send)"
+    )
+    p.add_argument("--stalls", type=Path, help="write every thread's stack at each interpreter stall here")
     args = p.parse_args(argv)
+    only = [a for a in args.actions.split(",") if a]
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     with tempfile.TemporaryDirectory(prefix="tl-monkey-") as name:
         tmp = Path(name)
@@ -121,8 +127,12 @@ def main(argv: list[str] | None = None) -> int:
             dry = RanDry()
             for handler in (faults, dry):
                 logging.getLogger().addHandler(handler)
+            if args.stalls:
+                from bench.stalls import StallWatch
+
+                owned.append(StallWatch(args.stalls).start())
             monkey = Monkey(random.Random(args.seed), owned[0], _clips(tmp), tmp, faults)
-            result = monkey.run(args.minutes * 60)
+            result = monkey.run(args.minutes * 60, only)
             result["output_underflows"] = {"inside_sentences": dry.inside, "between_sentences": dry.before}
         finally:
             for thing in reversed(owned):

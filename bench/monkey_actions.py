@@ -294,8 +294,14 @@ class Monkey:
         return (c1.user + c1.system - c0.user - c0.system) / (time.monotonic() - t0) * 100
 
     # ----- the run ---------------------------------------------------------------------------
-    def run(self, seconds: float) -> dict:
-        names, weights = list(self.ACTIONS), list(self.ACTIONS.values())
+    def run(self, seconds: float, only: list[str] | None = None) -> dict:
+        """Act for `seconds`, drawing from `only` these actions (all of them by default)."""
+        if unknown := set(only or ()) - set(self.ACTIONS):
+            raise ValueError(
+                f"no such action: {', '.join(sorted(unknown))}; the actions: {', '.join(self.ACTIONS)}"
+            )
+        names = [a for a in self.ACTIONS if not only or a in only]
+        weights = [self.ACTIONS[a] for a in names]
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             action = self.rng.choices(names, weights)[0]
