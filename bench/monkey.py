@@ -16,7 +16,8 @@ threads and memory stay bounded; at the end, idle CPU is not that of a spinning 
 
 The last line printed is one JSON object: {"actions", "faults", "checks", "violations": [...]}.
 Run: .venv/bin/python -m bench.monkey --seed 1 --minutes 30 [--offscreen] [--actions a,b]
-[--stalls FILE] (bench/stalls.py: where the interpreter stalled).
+[--stalls FILE [--stall-ms MS]] (bench/stalls.py: every thread's stack when the interpreter
+stalls past MS, 45 by default).
 """
 
 from __future__ import annotations
@@ -114,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         "--actions", default="", help="comma-separated: draw only these actions (e.g. switch,type_and_send)"
     )
     p.add_argument("--stalls", type=Path, help="write every thread's stack at each interpreter stall here")
+    p.add_argument("--stall-ms", type=float, default=45.0, help="what counts as a stall (--stalls)")
     args = p.parse_args(argv)
     only = [a for a in args.actions.split(",") if a]
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -130,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.stalls:
                 from bench.stalls import StallWatch
 
-                owned.append(StallWatch(args.stalls).start())
+                owned.append(StallWatch(args.stalls, args.stall_ms / 1000).start())
             monkey = Monkey(random.Random(args.seed), owned[0], _clips(tmp), tmp, faults)
             result = monkey.run(args.minutes * 60, only)
             result["output_underflows"] = {"inside_sentences": dry.inside, "between_sentences": dry.before}

@@ -123,6 +123,39 @@ def test_stop_silences_within_100ms(speaker, events, tmp_path) -> None:
     assert speaker.wait(20)
 
 
+def test_a_pause_between_sentences_is_not_a_hole_and_a_stall_inside_one_is(
+    virtual_audio, natural_voice_model, events
+) -> None:
+    """The real device runs dry in both cases and PortAudio reports both (late: on the next
+    write but one); only the stall inside a sentence counts as a hole (and grows the buffer)."""
+    sp = Speaker(SpeakerConfig(voice="joe", latency=0.2, latency_most=0.2), on_event=events.append)
+    dry: list[int] = []
+    sp.on_gap = lambda: dry.append(sp.holes)
+    try:
+        for _ in range(2):  # the next sentence is held, so the device plays out and runs dry
+            first = sp.say("A short sentence.")
+            sp.say("Then another one.", held=True)
+            while not any(e.kind == "sentence_finished" and e.index == first for e in events):
+                time.sleep(0.02)
+            time.sleep(0.5)
+            sp.release_held()
+            assert sp.wait(30)
+        assert len(dry) >= 2 and sp.holes == 0
+        blocks = [0]
+
+        def late_writer(samples, rate, latency_s) -> None:
+            blocks[0] += 1
+            if blocks[0] == 10:
+                time.sleep(0.6)  # the playback thread stalls mid-sentence, past the 200 ms buffer
+
+        sp.on_output = late_writer
+        sp.say("A longer sentence, so that the playback thread stalls in the middle of it.")
+        assert sp.wait(30)
+        assert sp.holes >= 1
+    finally:
+        sp.close()
+
+
 def test_nothing_left_running(virtual_audio) -> None:
     before = {t.name for t in threading.enumerate()}
     sp = Speaker()

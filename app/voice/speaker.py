@@ -43,6 +43,7 @@ from app.voice.voices import open_engine
 
 log = logging.getLogger(__name__)
 BLOCK_S = 0.02
+DRY_INSIDE_FROM: Final = 2  # the first write whose underflow report is a hole in speech (_ran_dry)
 RAN_DRY: Final = "output underflow"  # the log line's head (bench.monkey counts them)
 
 
@@ -154,6 +155,11 @@ class Speaker(SentenceQueue):
             item = (self._generation, self._index, sentence, self._hold if held else None, language)
         self._text_q.put(item)
         return item[1]
+
+    @property
+    def holes(self) -> int:
+        """Holes in the speech so far: the device ran dry inside a sentence (`_ran_dry`)."""
+        return self._holes
 
     def wait_synthesized(self, index: int, timeout: float) -> bool:
         """Block until sentence `index` is synthesized (or dropped); False on timeout. The reply's
@@ -292,11 +298,14 @@ class Speaker(SentenceQueue):
         log.info("output stream open: %.0f ms of output latency", stream.latency * 1000)
         return stream
 
-    def _ran_dry(self, inside: bool) -> None:
-        """Playback thread: the device ran dry before the block just written. Before a
-        sentence's first block that is a longer pause between sentences (the next one was not
-        ready); inside a sentence it is a hole in the speech (this thread was late)."""
-        if inside:
+    def _ran_dry(self, write_index: int) -> None:
+        """Playback thread: a write of this sentence (its `write_index`th block) reported that
+        the device ran dry. PortAudio reports a dry spell late: the one before write k comes with
+        write k + 1 (measured on PulseAudio at 9-200 ms of latency: the pause between two
+        sentences always comes with the second write, a stall after write k with write k + 2).
+        So a report before DRY_INSIDE_FROM is the longer pause before this sentence (the next one
+        was not ready: the brain or the synthesis was busy), and later ones are holes in speech."""
+        if write_index >= DRY_INSIDE_FROM:
             log.info("%s: a hole inside a sentence", RAN_DRY)
             self._holes += 1
             self._buffer.hole()
@@ -365,7 +374,7 @@ class Speaker(SentenceQueue):
                 if self.on_level is not None and start % (2 * block) == 0:
                     self.on_level(float(np.sqrt(np.mean(chunk**2))) if len(chunk) else 0.0)
                 if stream.write(chunk):
-                    self._ran_dry(inside=start > 0)
+                    self._ran_dry(start // block)
                 playing.written = start + len(chunk)
             with self._lock:
                 finished = gen == self._generation
