@@ -204,12 +204,13 @@ def turn_rules_rows(r: dict) -> list[Row]:
 
 
 def vad_rows(r: dict) -> list[Row]:
-    """Speech detectors on the same audio (bench/vad.py): onsets per background, false starts,
-    CPU."""
+    """Speech detectors on the same audio (bench/vad.py): onsets and ends per background, false
+    starts, CPU."""
     out: list[Row] = []
     for name, per_bg in r["onsets"].items():
         onsets = "; ".join(
             f"{bg}: {v['missed']} missed, {v['delay_ms_p50']}/{v['delay_ms_p90']} ms"
+            + (f", {v['split']} split, end {v['end_ms_p50']}/{v['end_ms_p90']} ms" if "split" in v else "")
             for bg, v in per_bg.items()
         )
         false = r["false_starts_per_min"][name]
@@ -218,8 +219,9 @@ def vad_rows(r: dict) -> list[Row]:
         out.append(
             (
                 "vad",
-                f"{name}: speech onsets missed, start delay p50/p90 (12 questions × {len(r['voices'])} "
-                "voices); false starts per minute of noise; µs per 20 ms (quiet · noise)",
+                f"{name}: speech onsets missed, start delay p50/p90, split, end vs the speech's end p50/p90 "
+                f"(12 questions × {len(r['voices'])} voices); false starts per minute of noise; µs per "
+                "20 ms (quiet · noise)",
                 f"{onsets}; false starts: {noisy}; {cpu['silence']} · {cpu['pink']} µs",
                 "",
             )

@@ -1,20 +1,22 @@
-"""Speech detection measured (issue #33 point 2): Silero VAD against today's WebRTC VAD + energy
-floor (ears/vad.py `FrameClassifier`), on the same audio, with the Segmenter's start rule (120 ms
-of speech frames in a row starts an utterance).
+"""Speech detection measured (issue #33 point 2): Silero VAD against WebRTC's VAD + energy floor,
+and the combination the app uses hands-free (ears/vad.py `FrameClassifier` with the speech model),
+on the same audio, with the Segmenter's fixed rules (120 ms of speech frames in a row start an
+utterance, 400 ms without speech end it).
 
-- Speech onsets: the 12 PHRASES in espeak-ng's four English voices and the natural voice, each
-  after 1.5 s of background (near silence, pink noise at 15 dB SNR, pink noise at 5 dB SNR):
-  missed onsets, and the delay from the speech's first loud sample to the start.
+- Speech onsets and ends: the 12 PHRASES in espeak-ng's four English voices and the natural
+  voice, each after 1.5 s of background (near silence, pink noise at 15 dB SNR, pink noise at
+  5 dB SNR): missed onsets, the delay from the speech's first loud sample to the start,
+  utterances split in two, and where the last speech frame falls against the speech's last
+  loud sample (negative: the detector lost the tail; positive: it held on after the speech).
 - False starts: 20 s of each noise kind alone (white, pink, brown, hum, keyboard-like clicks,
   music-like chords): utterances started per minute.
 - CPU: microseconds per 20 ms of audio, one thread, in a quiet room and in pink noise.
 
-Detectors: `webrtc+energy` (today), `silero` (P >= 0.5 on its 32 ms windows; each 20 ms frame
-takes the latest window's decision), `silero gated` (Silero only on frames above the absolute
-floor of -50 dBFS, so a quiet room costs nothing), `webrtc+energy or silero gated` (either one
-hears speech), `silero+energy` (Silero AND today's energy
-test).
-Run: .venv/bin/python -m bench.vad   (needs the silero-vad model: talk-llama models fetch silero-vad)
+Detectors: `webrtc+energy` (WebRTC AND the energy test), `silero` (P >= 0.5 on its 32 ms
+windows; each 20 ms frame takes the latest window's decision), `silero gated` (Silero only on
+frames above the absolute floor of -50 dBFS, so a quiet room costs nothing), `webrtc+energy or
+silero gated` (either one hears speech: the app's), `silero+energy` (Silero AND the energy test).
+Run: .venv/bin/python -m bench.vad   (the silero-vad model: `make models` fetches it)
 """
 
 from __future__ import annotations
@@ -36,74 +38,46 @@ START_FRAMES = 6  # 120 ms (VadConfig.min_speech_ms)
 LEAD_S = 1.5
 
 
-class Silero:
-    """Silero VAD v5 on 512-sample windows (with its 64-sample context), one thread."""
-
-    WINDOW, CONTEXT = 512, 64
-
-    def __init__(self) -> None:
-        from app.catalog.catalog import check_file, find_entry, models_dir
-        from app.system.onnx_session import open_session
-
-        path = models_dir() / find_entry("silero-vad").file
-        check_file(path, "vad")
-        self._session = open_session(path, threads=1)
-        self.reset()
-
-    def reset(self) -> None:
-        self._state = np.zeros((2, 1, 128), np.float32)
-        self._context = np.zeros((1, self.CONTEXT), np.float32)
-        self._pending = np.zeros(0, np.float32)
-        self.last = 0.0
-
-    def __call__(self, frame: np.ndarray) -> float:
-        """Feed a frame; the speech probability of the latest complete window."""
-        self._pending = np.concatenate([self._pending, frame.astype(np.float32)])
-        while len(self._pending) >= self.WINDOW:
-            x = np.concatenate([self._context, self._pending[None, : self.WINDOW]], axis=1)
-            self._pending = self._pending[self.WINDOW :]
-            out, self._state = self._session.run(
-                None, {"input": x, "state": self._state, "sr": np.array(RATE, np.int64)}
-            )
-            self._context = x[:, -self.CONTEXT :]
-            self.last = float(out.reshape(-1)[0])
-        return self.last
-
-
 def detectors() -> dict:
     """name -> a fresh per-frame speech decision."""
+    from app.catalog.catalog import default_model_path
+    from app.ears.silero import SPEECH_AT, SpeechModel
     from app.ears.vad import FrameClassifier, VadConfig, rms_db
+
+    model = SpeechModel(default_model_path("vad"))
 
     def webrtc():
         return FrameClassifier(VadConfig())
 
     def silero():
-        s = Silero()
-        return lambda f: s(f) >= 0.5
+        s = model.stream()
+        return lambda f: s.probability(f) >= SPEECH_AT
 
     def silero_gated():
         """Silero only on frames above the absolute floor (-50 dBFS): a quiet room costs nothing."""
-        s, floor = Silero(), VadConfig().min_rms_db
+        s, floor = model.stream(), VadConfig().min_rms_db
 
         def decide(f: np.ndarray) -> bool:
             if rms_db(f) <= floor:
                 s.reset()  # its state restarts with the next sound
                 return False
-            return s(f) >= 0.5
+            return s.probability(f) >= SPEECH_AT
 
         return decide
 
     def either():
-        """Today's detector OR gated Silero: WebRTC's quick onsets in quiet, Silero's in noise."""
-        w, g = webrtc(), silero_gated()
-        return lambda f: bool(w(f)) | bool(g(f))
+        """The app's hands-free detector: WebRTC + energy OR gated Silero (vad.FrameClassifier
+        with the speech model): WebRTC's quick onsets in quiet, Silero's in noise."""
+        classifier = FrameClassifier(VadConfig())
+        classifier.hear_with(model)
+        return classifier
 
     def silero_energy():
-        s, energy = Silero(), FrameClassifier(VadConfig())
+        s, energy = model.stream(), FrameClassifier(VadConfig())
 
         def decide(f: np.ndarray) -> bool:
             loud, level = energy.loudness(f)
-            speech = s(f) >= 0.5 and loud  # Silero hears every frame (its state stays whole)
+            speech = s.probability(f) >= SPEECH_AT and loud  # Silero hears every frame
             energy.follow(level, speech)
             return speech
 
@@ -118,21 +92,25 @@ def detectors() -> dict:
     }
 
 
-def starts(decide, audio: np.ndarray) -> list[int]:
-    """Frames where an utterance starts (120 ms of speech frames in a row), with the Segmenter's
-    rule that an utterance ends after 400 ms without speech."""
-    out, run, quiet, in_speech = [], 0, 0, False
+def segments(decide, audio: np.ndarray) -> list[tuple[int, int]]:
+    """(start frame, last speech frame) of each utterance: 120 ms of speech frames in a row start
+    one, and, as the Segmenter's fixed rule, 400 ms without speech end it."""
+    out: list[tuple[int, int]] = []
+    run, quiet, start, last, in_speech = 0, 0, 0, 0, False
     for i in range(len(audio) // FRAME):
         speech = decide(audio[i * FRAME : (i + 1) * FRAME])
         if not in_speech:
             run = run + 1 if speech else 0
             if run >= START_FRAMES:
-                out.append(i)
-                in_speech, quiet = True, 0
+                start, last, in_speech, quiet = i, i, True, 0
         else:
             quiet = 0 if speech else quiet + 1
+            last = i if speech else last
             if quiet >= 20:
+                out.append((start, last))
                 in_speech, run = False, 0
+    if in_speech:
+        out.append((start, last))
     return out
 
 
@@ -182,36 +160,41 @@ def main() -> None:
     for name, make in made.items():
         per_bg = {}
         for bg, (kind, snr) in BACKGROUNDS.items():
-            missed, delays = 0, []
+            missed, split, delays, ends = 0, 0, [], []
             for _voice, speech in clips:
-                lead = noise(kind, LEAD_S + len(speech) / RATE + 0.5, rng)
+                lead = noise(kind, LEAD_S + len(speech) / RATE + 1.0, rng)
                 voice = np.zeros_like(lead)
                 at = int(LEAD_S * RATE)
                 level = np.sqrt(np.mean(speech**2))
                 gain = 1.0 if snr is None else 10 ** (-30 / 20) * 10 ** (snr / 20) / level
                 voice[at : at + len(speech)] = speech * gain
-                loud = np.nonzero(np.abs(voice) > 0.01 * np.abs(voice).max())[0][0]
-                found = [s for s in starts(make(), lead + voice) if (s + 1) * FRAME > at]
+                loud = np.nonzero(np.abs(voice) > 0.01 * np.abs(voice).max())[0]
+                found = [(s, e) for s, e in segments(make(), lead + voice) if (s + 1) * FRAME > at]
                 if not found:
                     missed += 1
-                else:
-                    delays.append(((found[0] + 1) * FRAME - loud) * 1000 / RATE)
+                    continue
+                split += len(found) > 1
+                delays.append(((found[0][0] + 1) * FRAME - loud[0]) * 1000 / RATE)
+                ends.append(((found[-1][1] + 1) * FRAME - loud[-1]) * 1000 / RATE)
             per_bg[bg] = {
                 "missed": f"{missed}/{len(clips)}",
+                "split": f"{split}/{len(clips)}",
                 "delay_ms_p50": round(pct(delays, 50)) if delays else None,
                 "delay_ms_p90": round(pct(delays, 90)) if delays else None,
+                "end_ms_p50": round(pct(ends, 50)) if ends else None,
+                "end_ms_p90": round(pct(ends, 90)) if ends else None,
             }
         result["onsets"][name] = per_bg
         seconds = 20.0
         result["false_starts_per_min"][name] = {
-            kind: round(len(starts(make(), noise(kind, seconds, rng))) * 60 / seconds, 1) for kind in NOISES
+            kind: round(len(segments(make(), noise(kind, seconds, rng))) * 60 / seconds, 1) for kind in NOISES
         }
         per = {}
         for kind in ("silence", "pink"):
             audio = noise(kind, 10.0, rng)
             decide = make()
             t0 = time.process_time()
-            starts(decide, audio)
+            segments(decide, audio)
             per[kind] = round((time.process_time() - t0) / (len(audio) // FRAME) * 1e6)
         result["us_per_20ms"][name] = per
     emit("vad", result)

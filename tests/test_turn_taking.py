@@ -12,7 +12,7 @@ import soundfile as sf
 
 from app.brain.persona import PINNED_TIME, Persona
 from app.ears.transcriber import SttConfig
-from app.ears.vad import SegmentEvent
+from app.ears.vad import SegmentEvent, VadConfig
 from app.loop.events import State
 from app.loop.turn_end import TurnEndConfig, end_silence_ms
 from bench.common import spoken_through, until_quiet
@@ -85,18 +85,23 @@ def test_a_paused_french_utterance_is_one_turn(
     assert all(m.language == "fr" for m in a.conversation.history if m.role == "user")
 
 
-def test_noise_never_starts_a_turn(virtual_audio, llm_model, whisper_model, tmp_path) -> None:
-    """Hands-free through the whole loop (speech detector, early transcription at pauses, the
-    turn model, the transcriber's gate and filters): steady noise, mains hum and typing at a
-    desk's level (-30 dBFS, bench/vad's sounds) never become a turn, a reply or a sound."""
+def test_noise_never_starts_a_turn(
+    virtual_audio, llm_model, whisper_model, speech_model_file, tmp_path
+) -> None:
+    """Hands-free through the whole loop (speech detectors, WebRTC's and Silero, early
+    transcription at pauses, the turn model, the transcriber's gate and filters): steady noise,
+    mains hum and typing at a desk's level (-30 dBFS, bench/vad's sounds) never become a turn,
+    a reply or a sound."""
     rng = np.random.default_rng(3)
     kinds = ("white", "pink", "brown", "hum", "keyboard")
     wav = tmp_path / "noise.wav"
     sf.write(wav, np.concatenate([noise(kind, 3.0, rng) for kind in kinds]), 16000)
     rec = Recorder()
-    a = make(llm_model, whisper_model, rec, hands_free=True, max_tokens=8)
+    vad = VadConfig(speech_model=speech_model_file)
+    a = make(llm_model, whisper_model, rec, hands_free=True, max_tokens=8, vad=vad)
     try:
         virtual_audio.play_into_mic(wav).wait(30)
+        assert a.segmenter.classify.with_model, rec.story()
         deadline = time.monotonic() + 30  # what was heard is judged: the queue drains, idle again
         quiet_since = time.monotonic()
         while time.monotonic() - quiet_since < 2.0:

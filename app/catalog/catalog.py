@@ -146,6 +146,14 @@ def default_model_path(kind: str, directory: Path | None = None) -> Path:
     return (directory or models_dir()) / default_entry(kind).file
 
 
+def optional_model_path(choice: str, kind: str) -> Path | None:
+    """The file a setting names for an optional model of `kind`: "" the catalog's default,
+    "none" none, else that file. A missing file is still returned: loading it says what to do."""
+    if choice.strip().lower() == "none":
+        return None
+    return Path(choice).expanduser() if choice.strip() else default_model_path(kind)
+
+
 def sha256_of(path: Path) -> str:
     """sha256 of a file, cached in `.<name>.sha256` next to it (keyed by size and mtime)."""
     st = path.stat()

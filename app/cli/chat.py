@@ -59,6 +59,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="hands-free: the audio turn model that hears whether you sound finished (a file; "
         "default: the catalog's smart-turn; 'none': the words alone)",
     )
+    a(
+        "--speech-model",
+        default="",
+        help="hands-free: a speech detector trained on real voices, beside WebRTC's (a file; "
+        "default: the catalog's silero-vad; 'none': WebRTC's and the energy test alone)",
+    )
     a("-vms", "--voice-ms", type=int, default=10000, help="longest utterance in ms (hands-free)")
     a("-c", "--capture", default=None, help="input device index or name")
     a("-o", "--output-device", default=None, help="output device index or name")

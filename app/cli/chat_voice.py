@@ -17,11 +17,12 @@ from app.cli.chat_shared import Transcript, llm_config, persona, remote_config
 
 
 def assistant_config(args: argparse.Namespace):
+    from app.catalog.catalog import optional_model_path
     from app.catalog.languages import base_language, whisper_model_for
     from app.ears.transcriber import SttConfig, names_prompt
     from app.ears.vad import VadConfig
     from app.loop.assistant_config import AssistantConfig
-    from app.loop.turn_end import TurnEndConfig, turn_model_path
+    from app.loop.turn_end import TurnEndConfig
     from app.voice.speaker import SpeakerConfig
 
     p = persona(args)
@@ -39,7 +40,10 @@ def assistant_config(args: argparse.Namespace):
         ),
         persona=p,
         vad=VadConfig(
-            vad_thold=args.vad_thold, freq_thold=args.freq_thold, max_utterance_s=args.voice_ms / 1000
+            vad_thold=args.vad_thold,
+            freq_thold=args.freq_thold,
+            max_utterance_s=args.voice_ms / 1000,
+            speech_model=optional_model_path(args.speech_model, "vad"),
         ),
         speaker=SpeakerConfig(
             voice=args.voice,
@@ -52,7 +56,7 @@ def assistant_config(args: argparse.Namespace):
         turn_end=TurnEndConfig(
             rule=args.turn_end, continue_ms=max(0, args.continue_ms), hold_at=max(0.0, args.pitch_hold)
         ),
-        turn_model=turn_model_path(args.turn_model),
+        turn_model=optional_model_path(args.turn_model, "turn"),
         wake_command=args.wake_command,
         heard_ok=args.heard_ok,
         speak_command=args.speak,

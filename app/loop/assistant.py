@@ -91,6 +91,7 @@ class Assistant:
             config.turn_model,
         )
         self.hearing.score_pauses = lambda: self.config.hands_free
+        self.hearing.speech_model_loaded = self.segmenter.hear_with
         self._stt_q = self.hearing.queue  # (audio, t_speech_end, end_sample, final, ended): hearing.py
         view = AssistantView(
             config=lambda: self.config,

@@ -34,6 +34,7 @@ import numpy as np
 
 from app.ears.early_transcription import EarlyTranscription
 from app.ears.prosody import FinalPitch
+from app.ears.silero import SpeechModel, SpeechModelUnavailable
 from app.ears.transcriber import SttConfig, Transcriber, Transcript
 from app.ears.turn_model import TurnModel, TurnModelUnavailable
 from app.ears.vad import VadConfig
@@ -79,6 +80,7 @@ class Hearing:
         self.turn_model: TurnModel | None = None  # loaded after whisper (stt thread)
         self.score_pauses: Callable[[], bool] = lambda: False  # hands-free: the turn model hears pauses
         self.sound_known: Callable[[Turn], None] = lambda turn: None  # a turn's audio_end is set
+        self.speech_model_loaded: Callable[[SpeechModel], None] = lambda model: None  # vad.speech_model
 
     def change_stt(self, stt: SttConfig) -> None:
         """Any thread: whisper's settings from the next clip on (the model stays loaded; only
@@ -100,6 +102,7 @@ class Hearing:
             self.transcriber = Transcriber(self.stt, self.vad)
             log.info("speech recognition ready (%s)", Path(self.stt.model_path).name)
             self._load_turn_model()  # before "loaded": the first pause may need it
+            self._load_speech_model()
             self._emit(Event("loading", {"part": "whisper", "done": True}))
         except Exception as exc:  # missing/corrupt model, library failure: keep typing usable
             self._error(f"Speech recognition unavailable: {exc}", "whisper")
@@ -126,6 +129,14 @@ class Hearing:
             self.turn_model = TurnModel(self.turn_model_path)
         except TurnModelUnavailable as exc:
             self._error(f"Hands-free turns end by your words alone: {exc}", "turn")
+
+    def _load_speech_model(self) -> None:
+        if self.vad.speech_model is None:
+            return
+        try:
+            self.speech_model_loaded(SpeechModel(self.vad.speech_model))
+        except SpeechModelUnavailable as exc:
+            self._error(f"Hands-free hears speech in noise less well: {exc}", "vad")
 
     def _at_pause(self, early: EarlyTranscription, audio: np.ndarray, end_sample: int, t_end: float) -> None:
         if not self.queue.empty():

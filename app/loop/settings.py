@@ -42,6 +42,7 @@ class AppSettings:
     turn_end: str = "words"  # "words": the model says how long to wait (loop/turn_end.py); "fixed"
     continue_ms: int = 1500  # speech this soon after a turn ended continues it (0: never)
     turn_model: str = ""  # the audio turn model: "" the catalog's, a file, or "none" (the words alone)
+    speech_model: str = ""  # hands-free speech detector beside WebRTC's: "" the catalog's, a file, or "none"
     language: str = "en"
     person: str = "User"
     bot: str = "Aria"
@@ -113,6 +114,7 @@ class AppSettings:
             "end_silence_ms",
             "turn_end",
             "turn_model",
+            "speech_model",
             "continue_ms",
             "sampling",
         )
@@ -155,12 +157,12 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None) -> Assista
     `session_dir`: the conversation to continue)."""
     from app.brain.persona import Persona
     from app.brain.records import LlmConfig, RemoteConfig
-    from app.catalog.catalog import default_model_path
+    from app.catalog.catalog import default_model_path, optional_model_path
     from app.catalog.languages import base_language, setting_language, whisper_model_for
     from app.ears.transcriber import SttConfig, names_prompt
     from app.ears.vad import VadConfig
     from app.loop.assistant_config import AssistantConfig
-    from app.loop.turn_end import RULES, TurnEndConfig, turn_model_path
+    from app.loop.turn_end import RULES, TurnEndConfig
     from app.voice.speaker import SpeakerConfig
 
     def device(v: str) -> int | str | None:
@@ -190,7 +192,12 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None) -> Assista
             initial_prompt=names_prompt(s.bot),
         ),
         persona=persona,
-        vad=VadConfig(vad_thold=s.vad_thold, freq_thold=s.freq_thold, end_silence_ms=s.end_silence_ms),
+        vad=VadConfig(
+            vad_thold=s.vad_thold,
+            freq_thold=s.freq_thold,
+            end_silence_ms=s.end_silence_ms,
+            speech_model=optional_model_path(s.speech_model, "vad"),
+        ),
         speaker=SpeakerConfig(
             voice=s.voice or None,
             rate=s.rate,
@@ -200,7 +207,7 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None) -> Assista
         input_device=device(s.input_device),
         hands_free=s.hands_free,
         turn_end=TurnEndConfig(rule=s.turn_end if s.turn_end in RULES else "words", continue_ms=go_on),
-        turn_model=turn_model_path(s.turn_model),
+        turn_model=optional_model_path(s.turn_model, "turn"),
         session_dir=session_dir if session_dir is not None else data_dir() / LEGACY_SESSION,
         shared_memory=data_dir() / SHARED_MEMORY if s.shared_memory else None,
     )

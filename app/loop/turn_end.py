@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 RULES = ("words", "fixed")
 COMBINES = ("words", "audio", "both", "either", "mean")
@@ -73,16 +72,6 @@ class TurnEndConfig:
     def base_ms(self, fixed_ms: int) -> int:
         """The silence that ends a turn before (or without) a decision from the words."""
         return self.undecided_ms if self.rule == "words" else fixed_ms
-
-
-def turn_model_path(choice: str) -> Path | None:
-    """The audio turn model a setting names: "" the catalog's default file, "none" none, else
-    that file. A missing file is still returned: loading it reports what to do."""
-    from app.catalog.catalog import default_model_path
-
-    if choice.strip().lower() == "none":
-        return None
-    return Path(choice).expanduser() if choice.strip() else default_model_path("turn")
 
 
 def words_finished(p: float, c: TurnEndConfig) -> float:

@@ -2,7 +2,8 @@
 
 `EchoRig` wires the real Speaker, Microphone (40 ms blocks), EchoGuard and Segmenter the way
 `loop.assistant` does: each microphone block goes through the guard; a barge-in stops the
-speaker; the guard's audio feeds the segmenter, whose utterances are collected. Used by
+speaker; the guard's audio feeds the segmenter (with the default speech model beside WebRTC's,
+as the app's), whose utterances are collected. Used by
 `bench/bargein.py` and `tests/test_bargein.py`. `room(audio, db)` adds a loopback from the
 virtual speaker into the microphone (a speaker in a room) at `db`, or none for a headset.
 """
@@ -16,8 +17,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from app.catalog.catalog import default_model_path
 from app.ears.echo import EchoConfig, EchoGuard
 from app.ears.microphone import Microphone
+from app.ears.silero import SpeechModel
 from app.ears.vad import RATE, Segmenter, SegmentEvent, VadConfig
 from app.voice.speaker import Speaker, SpeakerConfig, SpeakerEvent
 from tests.support.pulse import VirtualAudio
@@ -34,6 +37,7 @@ class EchoRig:
         self.speaker = Speaker(config, on_event=self._on_speaker)
         self.guard.hear_speaker(self.speaker)
         self.segmenter = Segmenter(VadConfig(), on_event=self._on_segment)
+        self.segmenter.hear_with(SpeechModel(default_model_path("vad")))
         self.mic = Microphone(block_s=0.04, on_block=self._on_block)
         self.barges: list[tuple[int, float]] = []  # (microphone position, monotonic time)
         self.utterances: list[np.ndarray] = []
