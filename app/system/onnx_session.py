@@ -1,7 +1,7 @@
 """onnxruntime sessions that behave on a desktop: a fixed number of intra-op threads that sleep
 when idle (onnxruntime's default spins them after every run: a core busy for nothing between a
 voice's sentences or a turn model's pauses), CPU only, onnxruntime's own warnings kept out of
-the user's log. Used by the natural voice and the turn model.
+the user's log. Used by the natural voice, the turn model and the speech detector.
 
 `open_session` blocks while the model loads; the session it returns may be used from one
 thread at a time.
