@@ -22,8 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from app.catalog.catalog import ModelError, check_file
-from app.system.onnx_session import open_session
+from app.ears.onnx_model import open_checked
 
 log = logging.getLogger(__name__)
 RATE = 16000
@@ -42,17 +41,7 @@ class SpeechModel:
 
     def __init__(self, path: Path) -> None:
         started = time.perf_counter()
-        try:
-            check_file(Path(path), "vad")
-        except ModelError as exc:
-            raise SpeechModelUnavailable(str(exc)) from exc
-        try:
-            self._session = open_session(Path(path), threads=1)
-        except Exception as exc:  # onnxruntime's own types (NoSuchFile, InvalidProtobuf, ...)
-            raise SpeechModelUnavailable(
-                f"the speech model {path} could not be loaded ({str(exc).splitlines()[0]}); "
-                f"fetch it again with: {FETCH}"
-            ) from exc
+        self._session = open_checked(path, "vad", "speech model", FETCH, SpeechModelUnavailable)
         names = sorted(i.name for i in self._session.get_inputs())
         if names != ["input", "sr", "state"]:
             raise SpeechModelUnavailable(

@@ -19,13 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
-from app.catalog.catalog import ModelError, check_file
 from app.ears.log_mel import RATE, log_mel
-from app.system.onnx_session import open_session
+from app.ears.onnx_model import open_checked
 
 log = logging.getLogger(__name__)
 WINDOW_S = 8  # the model reads the last 8 s
 INPUT = "input_features"
+FETCH = "talk-llama models fetch smart-turn --force"
 
 
 class TurnModelUnavailable(RuntimeError):
@@ -37,22 +37,11 @@ class TurnModel:
 
     def __init__(self, path: Path) -> None:
         started = time.perf_counter()
-        try:
-            check_file(Path(path), "turn")
-        except ModelError as exc:
-            raise TurnModelUnavailable(str(exc)) from exc
-        try:
-            self._session = open_session(Path(path), threads=1)
-        except Exception as exc:  # NoSuchFile, InvalidProtobuf, ... (onnxruntime's own types)
-            raise TurnModelUnavailable(
-                f"the turn model {path} could not be loaded ({str(exc).splitlines()[0]}); "
-                "fetch it again with: talk-llama models fetch smart-turn --force"
-            ) from exc
+        self._session = open_checked(path, "turn", "turn model", FETCH, TurnModelUnavailable)
         inputs = {i.name: i.shape for i in self._session.get_inputs()}
         if list(inputs.get(INPUT, []))[1:] != [80, WINDOW_S * 100]:
             raise TurnModelUnavailable(
-                f"{path} is not a Smart Turn v3 model (inputs {inputs}); "
-                "fetch the right one with: talk-llama models fetch smart-turn --force"
+                f"{path} is not a Smart Turn v3 model (inputs {inputs}); fetch the right one with: {FETCH}"
             )
         self.path = Path(path)
         log.info("turn model %s loaded in %.2f s", self.path.name, time.perf_counter() - started)
