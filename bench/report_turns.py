@@ -180,8 +180,8 @@ def paused_rows(rules: dict, spread) -> list[Row]:
 def turn_rules_rows(r: dict) -> list[Row]:
     """How each turn-end rule decides on the same clips (bench/turn_rules.py), per voice family:
     the default rules (local brain, server) against the rules without the turn model."""
-    shown = ("words+pitch (no turn model)", "both+pitch (default)", "both", "audio+pitch")
-    servers = ("server: fixed (no turn model)", "server: audio+pitch (default)")
+    shown = ("words, earlier scale (no turn model)", "words (no turn model)", "both (default)", "audio")
+    servers = ("server: fixed (no turn model)", "server: the sound + pitch (default)")
     out: list[Row] = []
     for name in (*shown, *servers):
         for family, v in r["rules_at_20ms"][name].items():

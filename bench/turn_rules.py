@@ -10,12 +10,13 @@ words (a tentative turn, withdrawn), the voice's pitch at its end against the sp
 floor (prosody.py), and the audio turn model's probability (Smart Turn v3.2, turn_model.py) with
 the 20 ms of silence the segmenter's pause has and with 200 ms.
 
-Then every rule (loop/turn_end.py: the words with or without the pitch hold, the audio model
-alone, both, either, their mean) gives the silence that would end the turn. A paused utterance
-ends early when that silence is shorter than its pause (500–800 ms, as bench/latency); for a
-complete question the silence is what the user waits before whisper's final pass starts.
-Reported per voice family (espeak, natural): early ends per kind, the complete questions'
-silence p50, and the turn model's time per call.
+Then every rule (loop/turn_end.py: the words on today's scale or the earlier one, the audio
+model alone, both, either, their mean; a server's: the sound with or without the pitch hold)
+gives the silence that would end the turn. A paused utterance ends early when that silence is
+shorter than its pause (500–800 ms, as bench/latency); for a complete question the silence is
+what the user waits before whisper's final pass starts. Reported per voice family (espeak,
+natural): early ends per kind, the complete questions' silence p50, and the turn model's time
+per call.
 
 Run: .venv/bin/python -m bench.turn_rules   (needs the default models and the smart-turn model;
 `--rescore` scores the rules again on the clips of the saved result, in a second)
@@ -120,19 +121,23 @@ def measure(voices: list[str]) -> tuple[list[dict], float]:
     return rows, float(np.median(model_ms))
 
 
-# name -> (TurnEndConfig changes, the brain reads the words' P)
+# name -> (TurnEndConfig changes, the brain reads the words' P). The pitch hold applies only
+# where the words are not read (a server).
+EARLIER_WORDS = {"combine": "words", "trailing_at": 0.001, "long_ms": 1200}  # the rule before the model
 RULES: dict[str, tuple[dict, bool]] = {
-    "words+pitch (no turn model)": ({"combine": "words"}, True),
-    "words": ({"combine": "words", "hold_at": 0.0}, True),
-    "audio": ({"combine": "audio", "hold_at": 0.0}, True),
-    "audio+pitch": ({"combine": "audio"}, True),
-    "both+pitch (default)": ({}, True),
-    "both": ({"hold_at": 0.0}, True),
-    "either+pitch": ({"combine": "either"}, True),
-    "mean+pitch": ({"combine": "mean"}, True),
-    "mean": ({"combine": "mean", "hold_at": 0.0}, True),
+    "words, earlier scale (no turn model)": (EARLIER_WORDS, True),
+    "words (no turn model)": ({"combine": "words"}, True),
+    "both (default)": ({}, True),
+    "both, the sound on its own scale": (
+        {"audio_finished_beside_words": 0.5, "audio_trailing_beside_words": 0.1},
+        True,
+    ),
+    "mean": ({"combine": "mean"}, True),
+    "either": ({"combine": "either"}, True),
+    "audio": ({"combine": "audio"}, True),
     "server: fixed (no turn model)": ({"rule": "fixed"}, False),
-    "server: audio+pitch (default)": ({}, False),
+    "server: the sound + pitch (default)": ({}, False),
+    "server: the sound alone": ({"hold_at": 0.0}, False),
 }
 
 
@@ -175,11 +180,11 @@ def main() -> None:
     ap.add_argument("--rescore", action="store_true", help="score the rules again on the saved clips")
     args = ap.parse_args()
     started = time.perf_counter()
-    measured_on = None  # this machine
+    measured_on, seconds = None, None  # this machine, this run
     if args.rescore:
         saved = json.loads(RESULT.read_text())
         voices, rows, model_ms = saved["voices"], saved["clips"], saved["turn_model_ms_p50"]
-        measured_on = saved["machine"]
+        measured_on, seconds = saved["machine"], saved.get("seconds")
     else:
         voices = available()
         rows, model_ms = measure(voices)
@@ -191,7 +196,7 @@ def main() -> None:
             "rules_at_20ms": score(rows),
             "rules_at_200ms": score(rows, "audio_p_200ms"),
             "clips": rows,
-            "seconds": round(time.perf_counter() - started),
+            "seconds": seconds or round(time.perf_counter() - started),
             "machine": measured_on,
         },
     )

@@ -86,20 +86,22 @@ def test_a_pause_mid_sentence_holds_the_voice_up(
     assert held >= hold_at > fallen, (held, fallen)
 
 
-def test_a_held_voice_waits_unless_the_words_are_a_finished_question() -> None:
+def test_without_the_words_a_held_voice_waits_unless_a_finished_question() -> None:
+    """A server gives no words' P: the sound decides, and a voice held up at the pause waits,
+    unless the sound finds it finished and whisper heard a question (questions end high too).
+    With the words' P the pitch is not consulted."""
     c = TurnEndConfig()
-    unsure, finished = 0.06, 0.5  # "Tell me something interesting"; "What is the capital of France"
-    held = c.hold_at + 0.05
-    assert end_silence_ms(unsure, c, 400) < 600  # the words alone: a finished sentence, soon over
-    assert end_silence_ms(unsure, c, 400, pitch_end=held, words="Tell me something interesting.") == c.long_ms
-    assert end_silence_ms(unsure, c, 400, pitch_end=c.hold_at - 0.1) == end_silence_ms(unsure, c, 400)
-    # the same head read as finished in another conversation (P ~0.4): the voice still holds it
-    assert end_silence_ms(0.4, c, 400, pitch_end=held, words="Tell me something interesting.") == c.long_ms
+    held, done = c.hold_at + 0.05, 0.9
+    head = "Tell me something interesting."
+    assert end_silence_ms(None, c, 400, audio=done, words=head) == c.short_ms  # the sound alone
+    assert end_silence_ms(None, c, 400, held, head, done) == c.long_ms
+    assert end_silence_ms(None, c, 400, c.hold_at - 0.1, head, done) == c.short_ms
     question = "What is the capital of France?"
-    assert end_silence_ms(finished, c, 400, pitch_end=c.hold_at + 0.3, words=question) == c.short_ms  # rising
-    assert end_silence_ms(unsure, c, 400, pitch_end=held, words="What should I cook?") == c.long_ms
-    assert end_silence_ms(unsure, TurnEndConfig(hold_at=0), 400, pitch_end=2.0) < 600  # off
-    assert end_silence_ms(None, c, 400, pitch_end=2.0) == 400  # a server: the fixed rule
+    assert end_silence_ms(None, c, 400, c.hold_at + 0.3, question, done) == c.short_ms  # rising
+    assert end_silence_ms(None, c, 400, held, "What should I cook?", 0.3) == c.long_ms  # unsure sound
+    assert end_silence_ms(None, TurnEndConfig(hold_at=0), 400, 2.0, head, done) == c.short_ms  # off
+    assert end_silence_ms(0.06, c, 400, held, head, done) == end_silence_ms(0.06, c, 400, None, head, done)
+    assert end_silence_ms(None, c, 400, pitch_end=2.0) == 400  # neither: the fixed rule
 
 
 def test_the_terminal_sets_the_hold() -> None:

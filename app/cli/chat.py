@@ -37,8 +37,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--turn-end",
         choices=("words", "fixed"),
         default="words",
-        help="hands-free end of turn: from the words (the model's end-of-turn probability sets the "
-        "silence; a voice held up at a pause waits longer) or after a fixed 400 ms (--turn-end fixed)",
+        help="hands-free end of turn: from the words and the sound (the model's end-of-turn "
+        "probability and the turn model's set the silence) or after a fixed 400 ms (--turn-end fixed)",
     )
     a(
         "--continue-ms",
@@ -50,8 +50,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--pitch-hold",
         type=float,
         default=TurnEndConfig.hold_at,
-        help="hands-free: a voice this many times above where your statements end holds a pause, unless "
-        "its words are a finished question (0: the words alone)",
+        help="hands-free with a server as the brain: a voice this many times above where your "
+        "statements end holds a pause, unless it sounds like a finished question (0: off)",
     )
     a(
         "--turn-model",

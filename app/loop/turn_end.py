@@ -9,28 +9,24 @@ became two turns). The words rule uses the model's probability that the words he
     P <= trailing_at  -> long_ms
     between           -> log-linear between the two
 
-and the voice (ears/prosody.py): words whose last voiced frames stay `hold_at` times above the
-pitch where the speaker's statements end (a level, continuing contour, not the fall of a finished
-sentence) wait `long_ms`, as trailing words do. That is what tells "What should I cook … for
-dinner" from "What should I cook?": the same words. The one exception is a finished question
-(P >= finished_at, and whisper heard a "?"): questions end high too (espeak's: 1.03–1.45 times
-the floor across six voices, 49 of 54 at or above `hold_at`; bench/prosody.py), and a question
-the words find finished is answered soon. The voice outranks the words otherwise because the
-words' P moves with the conversation: the same head ("Tell me something interesting.") reads
-0.03–0.14 in one conversation and ~0.4 in another, on either side of `finished_at`; a finished
-statement said with the voice held up (uptalk) pays for this with `long_ms` of waiting rather
-than with a turn cut in two.
+and the sound (ears/turn_model.py, Smart Turn v3.2, trained on people's speech): its P that the
+utterance so far is a finished turn, heard at the pause, maps linearly onto the same 0..1 scale.
+Beside the words the sound only holds a turn it clearly hears unfinished (P below
+`audio_finished_beside_words`, 0.1; the model's own decision point is 0.5): the words already
+tell most trailing heads from finished questions, and Smart Turn hears voices unlike those it
+learnt from as unfinished (espeak-ng's complete questions read 0.01-0.98). Alone (a remote brain
+has no words' P) it maps between `audio_trailing_at` and `audio_finished_at`. `combine` joins
+the two: "both" (the default) waits unless the words *and* the sound are finished (the smaller
+of the two positions), "either" the larger, "mean" their mean, "audio" the sound alone, "words"
+the words alone.
 
-The sound (ears/turn_model.py, Smart Turn v3.2, trained on people's speech): its P that the
-utterance so far is a finished turn, heard at the pause, maps linearly onto the same 0..1 scale
-between `audio_trailing_at` and `audio_finished_at` (0.5 is the model's own decision point).
-`combine` joins the two: "both" (the default) waits unless the words *and* the sound are
-finished (the smaller of the two positions), "either" the larger, "mean" their mean, "audio"
-the sound alone, "words" the words alone. A remote brain has no words' P: the sound decides
-alone. Chosen by bench/turn_rules.py (docs/architecture.md, "Turn-taking", has the numbers):
-"both" ends the fewest paused utterances early for espeak-ng's voices and the natural voice
-alike; the pitch hold still catches heads said with the voice held up, which the turn model
-misses on espeak's voices (outside what it was trained on).
+The voice (ears/prosody.py) counts only when the words cannot be read (a remote brain): words
+whose last voiced frames stay `hold_at` times above the pitch where the speaker's statements end
+(a level, continuing contour, not the fall of a finished sentence) wait `long_ms`, unless the
+sound finds them finished and whisper heard a "?" (questions end high too). Beside the words'
+P it adds only waiting: the natural voice ends complete statements 1.1-1.5 times its floor, as
+thinking pauses end. Chosen by bench/turn_rules.py (docs/architecture.md, "Turn-taking", has
+the numbers).
 
 Until that probability is known (whisper and the prompt take ~0.2–0.5 s after the pause),
 `undecided_ms` applies; without either (no turn model and a remote brain, a rejected
@@ -53,15 +49,17 @@ COMBINES = ("words", "audio", "both", "either", "mean")
 class TurnEndConfig:
     rule: str = "words"  # "words": from the model's end-of-turn probability; "fixed": the VAD's
     short_ms: int = 200
-    long_ms: int = 1200
+    long_ms: int = 1500
     undecided_ms: int = 800
     finished_at: float = 0.2
-    trailing_at: float = 0.001
-    hold_at: float = 1.12  # a voice ending this much above where their statements end holds (0: off)
+    trailing_at: float = 0.03
+    hold_at: float = 1.12  # without the words' P: a voice ending this much above its floor holds (0: off)
     continue_ms: int = 1500  # speech this soon after a turn ended continues it (0: never)
     combine: str = "both"  # how the audio turn model's P joins the words' (COMBINES)
-    audio_finished_at: float = 0.5  # the audio model's P from which the sound says "finished"
+    audio_finished_at: float = 0.5  # alone: the audio model's P from which the sound says "finished"
     audio_trailing_at: float = 0.1  # ... and up to which it says "not finished"
+    audio_finished_beside_words: float = 0.1  # the same two beside the words' P
+    audio_trailing_beside_words: float = 0.01
 
     def __post_init__(self) -> None:
         if self.rule not in RULES:
@@ -80,9 +78,14 @@ def words_finished(p: float, c: TurnEndConfig) -> float:
     return min(1.0, max(0.0, (math.log10(max(p, 1e-12)) - lo) / (hi - lo)))
 
 
-def audio_finished(p: float, c: TurnEndConfig) -> float:
-    """How finished the sound is on 0..1: linear between the audio thresholds."""
-    x = (p - c.audio_trailing_at) / (c.audio_finished_at - c.audio_trailing_at)
+def audio_finished(p: float, c: TurnEndConfig, beside_words: bool = False) -> float:
+    """How finished the sound is on 0..1: linear between the audio thresholds (those for the
+    sound beside the words' P when `beside_words`)."""
+    if beside_words:
+        lo, hi = c.audio_trailing_beside_words, c.audio_finished_beside_words
+    else:
+        lo, hi = c.audio_trailing_at, c.audio_finished_at
+    x = (p - lo) / (hi - lo)
     return min(1.0, max(0.0, x))
 
 
@@ -102,18 +105,16 @@ def end_silence_ms(
     use_audio = audio is not None and c.combine != "words"
     if p is None and not use_audio:
         return fixed_ms
-    held = pitch_end is not None and c.hold_at > 0 and pitch_end >= c.hold_at
-    # a question the words (or, with no words' P, the sound) find finished is answered soon
-    sound_done = audio is not None and audio >= c.audio_finished_at
-    finished = p >= c.finished_at if p is not None else sound_done
-    finished_question = finished and words.rstrip().endswith("?")
-    if held and not finished_question:
-        return c.long_ms
+    if p is None and pitch_end is not None and c.hold_at > 0 and pitch_end >= c.hold_at:
+        # a held voice waits, unless the sound finds it finished and whisper heard a question
+        sound_done = audio is not None and audio >= c.audio_finished_at
+        if not (sound_done and words.rstrip().endswith("?")):
+            return c.long_ms
     xs = []
     if p is not None and c.combine != "audio":
         xs.append(words_finished(p, c))
     if use_audio and audio is not None:
-        xs.append(audio_finished(audio, c))
+        xs.append(audio_finished(audio, c, beside_words=p is not None and c.combine != "audio"))
     if not xs:  # "audio" without its model's answer: the words alone
         xs.append(words_finished(p, c) if p is not None else 0.0)
     if c.combine == "both":
