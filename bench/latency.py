@@ -1,22 +1,28 @@
-"""Voice-to-voice latency and turn-taking through the virtual devices (issue #15).
+"""Voice-to-voice latency and turn-taking through the virtual devices (issues #15, #33).
 
-Spoken questions (espeak-ng) are fed into the virtual microphone; "heard" is the first sample
-on the virtual speaker (a level monitor in another process): the true voice-to-voice time.
-In one run, same models:
-- hands-free, complete questions, for (a) the fixed 400 ms end-of-turn rule and (b) the words
-  rule (the model's end-of-turn probability sets the silence; the first spoken chunk is
-  generated and synthesized before the turn is confirmed); stages in ms after the end of speech;
-- hands-free, utterances with a 500–800 ms pause mid-sentence ("What is the capital of … France?"),
-  for both rules: how often the turn ended at the pause (premature), and how often the
-  conversation is left with it in two turns (split: speech soon after a turn's end continues
-  it, continuation.py);
-- push-to-talk: release → first sample heard;
-- (c) the sequential baseline (talk-llama's order): wait the fixed silence, transcribe, generate
+Spoken questions are fed into the virtual microphone; "heard" is the first sample on the virtual
+speaker (a level monitor in another process): the true voice-to-voice time. The assistant runs as
+the app does (the turn model and the speech model in the path). Per voice family (espeak-ng's
+en-us; the natural voice, Piper's joe, as people sound), in one run, same models:
+- hands-free, complete questions, for (a) the earlier words rule (the words' end-of-turn
+  probability on the 0.001-0.2 scale, no turn model) and (b) today's rule (the words and the
+  turn model, loop/turn_end.py); stages in ms after the end of speech;
+- hands-free, utterances with a 500-800 ms pause mid-sentence ("What is the capital of ...
+  France?"), both rules, said two ways (`through`: one sentence, the voice up at the pause;
+  `apart`: the head said alone, ending like a finished sentence): how often the turn ended at the
+  pause (premature), and how often the conversation is left with it in two turns (split: speech
+  soon after a turn's end continues it, continuation.py);
+- (c) a remote brain (llama.cpp's server, the same model, over HTTP) with today's rule: the
+  sound decides alone;
+- push-to-talk: release -> first sample heard;
+- (d) the sequential baseline (talk-llama's order): wait the fixed silence, transcribe, generate
   the whole reply, then speak, on the same utterances.
 Each question starts a fresh conversation (greedy decoding: replies repeat run to run); the
-reply is stopped once heard. `--runs N` repeats everything to show the run-to-run spread.
-Targets (#15): words rule voice-to-voice p50 <= 400 ms; premature <= 10%; push-to-talk p50 <= 350.
-Run: .venv/bin/python -m bench.latency [--questions 12] [--runs 2]
+reply is stopped once heard. The machine it ran on is printed with the result.
+Targets (#33): per family, paused utterances ended early <= 10% for both ways; today's rule's
+hands-free p50 <= 1.0x the earlier rule's; the remote brain's <= 1.1x the local one's; hands-free
+and push-to-talk >= 2.5x faster than the sequential baseline.
+Run: .venv/bin/python -m bench.latency [--questions 12] [--families espeak,natural]
 """
 
 from __future__ import annotations
@@ -34,8 +40,11 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import numpy as np
 import soundfile as sf
 
-from bench.common import emit, pct, speak_16k, spoken_through, until_quiet
+from app.brain.records import RemoteConfig
+from app.loop.turn_end import TurnEndConfig
+from bench.common import emit, pct, until_quiet
 from bench.phrases import PAUSED, PHRASES
+from bench.voices import PIPER, available, said_apart, said_through, speak
 from tests.support.pulse import VirtualAudio
 
 LOUD = 0.003
@@ -48,15 +57,18 @@ def first_heard(times: np.ndarray, rms: np.ndarray, after: float) -> float | Non
 
 
 class Rig:
-    """One Assistant on the default models (pinned persona, greedy) and its event queue."""
+    """One Assistant as the app runs it (the turn model and the speech model in the path) on the
+    default models (pinned persona, greedy) and its event queue. `turn_end`: None = the app's
+    rule; `turn_model`: False = the words alone; `remote`: a server as the brain."""
 
     def __init__(
         self,
         tmp: Path,
         hands_free: bool,
-        rule: str = "words",
+        turn_end: TurnEndConfig | None = None,
+        turn_model: bool = True,
+        remote: RemoteConfig | None = None,
         threads: int | None = None,
-        hold_at: float | None = None,
         voice: str | None = None,
     ):
         from app.brain.conversation import LlmConfig
@@ -64,8 +76,8 @@ class Rig:
         from app.brain.sampling import SamplingConfig
         from app.catalog.catalog import default_model_path
         from app.ears.transcriber import SttConfig
+        from app.ears.vad import VadConfig
         from app.loop.assistant import Assistant, AssistantConfig
-        from app.loop.turn_end import TurnEndConfig
         from app.voice.speaker import SpeakerConfig
 
         self.tmp = tmp
@@ -82,18 +94,23 @@ class Rig:
         cfg = AssistantConfig(
             llm=self.llm,
             stt=self.stt,
+            remote=remote,
             persona=self.persona,
             hands_free=hands_free,
-            turn_end=TurnEndConfig(rule=rule, **({} if hold_at is None else {"hold_at": hold_at})),
+            vad=VadConfig(speech_model=default_model_path("vad")),
+            turn_end=turn_end or TurnEndConfig(),
+            turn_model=default_model_path("turn") if turn_model else None,
             speaker=SpeakerConfig(voice=voice),
         )
         self.a = Assistant(cfg, self.events.put)
         self.a.start()
         loaded: set[str] = set()
         while loaded != {"llm", "whisper"}:
-            ev = self.events.get(timeout=60)
+            ev = self.events.get(timeout=120)
             if ev.kind == "loading":
                 loaded.add(ev.data["part"])
+            elif ev.kind == "error":
+                raise RuntimeError(ev.data["message"])
 
     def drain(self, seconds: float) -> list:
         """Events arriving within `seconds`."""
@@ -259,99 +276,126 @@ def summary(d: dict[str, list[float]]) -> dict:
     return {k: {"p50": round(pct(v, 50)), "p90": round(pct(v, 90)), "n": len(v)} for k, v in d.items() if v}
 
 
+# the rule before the turn model joined (words alone, 0.001-0.2 over 1.2-0.2 s; its pitch hold,
+# which only made complete questions wait, left out): today's rule is compared with it
+EARLIER = TurnEndConfig(combine="words", trailing_at=0.001, long_ms=1200)
+FAMILIES = {"espeak": "en-us", "natural": PIPER}
+
+
+def question_wavs(tmp: Path, voice: str, n: int) -> list[Path]:
+    """The first `n` PHRASES said by `voice`, as files for the virtual microphone."""
+    out = []
+    for i in range(n):
+        out.append(tmp / f"q{i}-{voice.replace(':', '_')}.wav")
+        sf.write(out[-1], speak(PHRASES[i % len(PHRASES)], voice), 16000)
+    return out
+
+
+def paused_wavs(tmp: Path, voice: str) -> dict[str, list[tuple[Path, int]]]:
+    """PAUSED utterances with 500, 600, 700, 800 ms of silence between head and tail, with the
+    head's word count, said `through` and `apart` (bench/voices.py) by `voice`."""
+    out: dict[str, list[tuple[Path, int]]] = {"through": [], "apart": []}
+    name = voice.replace(":", "_")
+    for i, (head, tail) in enumerate(PAUSED):
+        pause_s = 0.5 + 0.1 * (i % 4)
+        for way, say in (("through", said_through), ("apart", said_apart)):
+            wav = tmp / f"paused{i}-{way}-{name}.wav"
+            sf.write(wav, say(head, tail, pause_s, voice), 16000)
+            out[way].append((wav, len(head.split())))
+    return out
+
+
+def hands_free_rule(
+    audio: VirtualAudio, tmp: Path, wavs: list[Path], paused_by_way: dict | None, **rig
+) -> dict:
+    """Complete questions (and the paused utterances, when given) with one Rig."""
+    r = Rig(tmp, hands_free=True, **rig)
+    try:
+        stages, samples = hands_free(audio, r, wavs)
+        out: dict = {"stages_ms": summary(stages), "samples": samples}
+        if paused_by_way:
+            out["paused"] = {way: paused(audio, r, items) for way, items in paused_by_way.items()}
+        return out
+    finally:
+        r.close()
+
+
 def run(
     audio: VirtualAudio,
     n_questions: int,
     tmp: Path,
     threads: int | None = None,
     full: bool = False,
-    hold_at: float | None = None,
+    voice: str = "en-us",
+    remote: RemoteConfig | None = None,
 ) -> dict:
-    """Hands-free voice-to-voice with the default (words) rule; `full` adds the fixed rule, the
-    paused utterances, push-to-talk and the sequential baseline. `threads`: None = automatic;
-    `hold_at`: None = the default (TurnEndConfig.hold_at), 0 = the words alone."""
+    """Hands-free voice-to-voice with today's rule on questions said by `voice`; `full` adds the
+    earlier rule, the paused utterances, push-to-talk, the sequential baseline and (given
+    `remote`) a server as the brain. `threads`: None = automatic."""
     from app.ears.vad import VadConfig
 
-    wavs = []
-    for i in range(n_questions):
-        wavs.append(tmp / f"q{i}.wav")
-        sf.write(wavs[-1], speak_16k(PHRASES[i % len(PHRASES)]), 16000)
-    result: dict = {"questions": n_questions, "rules": {}}
-    rules = ("fixed", "words") if full else ("words",)
-    for rule in rules:
-        rig = Rig(tmp, hands_free=True, rule=rule, threads=threads, hold_at=hold_at)
-        try:
-            stages, samples = hands_free(audio, rig, wavs)
-            result["rules"][rule] = {"stages_ms": summary(stages), "samples": samples}
-            if full:
-                variants = paused_wavs(tmp)
-                result["rules"][rule]["paused"] = {k: paused(audio, rig, v) for k, v in variants.items()}
-        finally:
-            rig.close()
-    result["voice_to_voice_p50_ms"] = result["rules"]["words"]["stages_ms"]["heard"]["p50"]
-    if full:
-        rig = Rig(tmp, hands_free=False, threads=threads)
-        try:
-            ptt, samples = push_to_talk(audio, rig, wavs)
-            ptt_ms = summary({"heard": ptt})["heard"]
-            result["push_to_talk"] = {"release_to_heard_ms": ptt_ms, "samples": samples}
-            utterances = [speak_16k(PHRASES[i % len(PHRASES)]) for i in range(n_questions)]
-            result["sequential_ms"] = summary(sequential(rig, utterances, VadConfig().end_silence_ms))
-        finally:
-            rig.close()
-        seq = result["sequential_ms"]["heard"]["p50"]
-        result["speedup_vs_sequential_p50"] = round(seq / result["voice_to_voice_p50_ms"], 2)
+    wavs = question_wavs(tmp, voice, n_questions)
+    result: dict = {"questions": n_questions, "voice": voice, "rules": {}}
+    pauses = paused_wavs(tmp, voice) if full else None
+    result["rules"]["today"] = hands_free_rule(audio, tmp, wavs, pauses, threads=threads)
+    heard = result["rules"]["today"]["stages_ms"]["heard"]["p50"]
+    result["voice_to_voice_p50_ms"] = heard
+    if not full:
+        return result
+    result["rules"]["earlier"] = hands_free_rule(
+        audio, tmp, wavs, pauses, threads=threads, turn_end=EARLIER, turn_model=False
+    )
+    result["today_over_earlier_p50"] = round(
+        heard / result["rules"]["earlier"]["stages_ms"]["heard"]["p50"], 2
+    )
+    if remote:
+        result["rules"]["remote"] = hands_free_rule(audio, tmp, wavs, None, threads=threads, remote=remote)
+        result["remote_over_local_p50"] = round(
+            result["rules"]["remote"]["stages_ms"]["heard"]["p50"] / heard, 2
+        )
+    rig = Rig(tmp, hands_free=False, threads=threads)
+    try:
+        ptt, samples = push_to_talk(audio, rig, wavs)
+        ptt_ms = summary({"heard": ptt})["heard"]
+        result["push_to_talk"] = {"release_to_heard_ms": ptt_ms, "samples": samples}
+        utterances = [speak(PHRASES[i % len(PHRASES)], voice) for i in range(n_questions)]
+        result["sequential_ms"] = summary(sequential(rig, utterances, VadConfig().end_silence_ms))
+    finally:
+        rig.close()
+    seq = result["sequential_ms"]["heard"]["p50"]
+    result["speedup_vs_sequential_p50"] = round(seq / heard, 2)
+    result["ptt_speedup_vs_sequential_p50"] = round(seq / ptt_ms["p50"], 2)
     return result
 
 
-def paused_wavs(tmp: Path) -> dict[str, list[tuple[Path, int]]]:
-    """PAUSED utterances with 500, 600, 700, 800 ms of silence between head and tail, with the
-    head's word count, spoken two ways: `through` (one sentence with a pause: the voice stays
-    up at it, as a speaker's does mid-sentence) and `apart` (the head spoken alone, so it ends
-    like a finished sentence, then the tail: only the words can tell)."""
-    out: dict[str, list[tuple[Path, int]]] = {"through": [], "apart": []}
-    for i, (head, tail) in enumerate(PAUSED):
-        pause_s = 0.5 + 0.1 * (i % 4)
-        through, apart = tmp / f"paused{i}-through.wav", tmp / f"paused{i}-apart.wav"
-        sf.write(through, speak_16k(spoken_through(head, tail, pause_s)), 16000)
-        gap = np.zeros(int(16000 * pause_s), np.float32)
-        sf.write(apart, np.concatenate([until_quiet(speak_16k(head)), gap, speak_16k(tail)]), 16000)
-        out["through"].append((through, len(head.split())))
-        out["apart"].append((apart, len(head.split())))
-    return out
-
-
 def main() -> None:
+    from app.brain.records import RemoteConfig
+    from app.catalog.catalog import default_model_path
+    from tests.support.servers import LlamaServer
+
     ap = argparse.ArgumentParser()
     ap.add_argument("--questions", type=int, default=12)
-    ap.add_argument("--runs", type=int, default=1)
-    ap.add_argument("--hold-at", type=float, help="TurnEndConfig.hold_at (0: the words alone)")
+    ap.add_argument("--families", default=",".join(FAMILIES), help="voice families, comma-separated")
     args = ap.parse_args()
-    server = VirtualAudio().start()
-    runs = []
+    families = [f for f in args.families.split(",") if f]
+    if "natural" in families and PIPER not in available():
+        families.remove("natural")
+    audio = VirtualAudio().start()
+    out: dict = {"questions": args.questions, "families": {}}
     try:
-        for _ in range(args.runs):
-            with tempfile.TemporaryDirectory() as d:
-                runs.append(run(server, args.questions, Path(d), full=True, hold_at=args.hold_at))
+        with tempfile.TemporaryDirectory() as d:
+            server = LlamaServer(default_model_path("llm"), Path(d) / "server.log", n_ctx=2048)
+            try:
+                remote = RemoteConfig(server.url, max_tokens=48, temperature=0.0, n_ctx=2048)
+                for family in families:
+                    out["families"][family] = run(
+                        audio, args.questions, Path(d), full=True, voice=FAMILIES[family], remote=remote
+                    )
+            finally:
+                server.stop()
     finally:
-        server.stop()
-    result = runs[-1]
-    result["runs"] = [
-        {
-            "heard_p50_fixed": r["rules"]["fixed"]["stages_ms"]["heard"]["p50"],
-            "heard_p50_words": r["rules"]["words"]["stages_ms"]["heard"]["p50"],
-            **{
-                f"{key}_{rule}_{way}": r["rules"][rule]["paused"][way][key]
-                for key in ("premature", "split")
-                for rule in ("fixed", "words")
-                for way in ("through", "apart")
-            },
-            "ptt_p50": r["push_to_talk"]["release_to_heard_ms"]["p50"],
-            "sequential_p50": r["sequential_ms"]["heard"]["p50"],
-        }
-        for r in runs
-    ]
-    emit("latency", result)
+        audio.stop()
+    emit("latency", out)
 
 
 if __name__ == "__main__":

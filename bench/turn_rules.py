@@ -34,11 +34,10 @@ from pathlib import Path
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np
-import soxr
 
-from bench.common import before_pause, emit, speak_16k, spoken_through, until_quiet
+from bench.common import before_pause, emit, until_quiet
 from bench.phrases import PAUSED, PHRASES
-from bench.voices import PIPER, _piper, available, speak
+from bench.voices import PIPER, available, said_through, speak
 
 RESULT = Path(__file__).parent / "results" / "turn_rules.json"
 PAUSE_AT_S = 0.02  # the segmenter's `pause` event comes after 20 ms of silence
@@ -51,12 +50,7 @@ def pause_s(i: int) -> float:
 
 def through_head(head: str, tail: str, voice: str, pause: float) -> np.ndarray:
     """The head of one sentence said through, up to its last sound before the tail."""
-    if voice != PIPER:
-        return before_pause(speak_16k(spoken_through(head, tail, pause), voice), pause, keep_s=0.0)
-    speech = _piper().render(f"{head} {tail}")
-    x = soxr.resample(speech.pcm, speech.sample_rate, 16000).astype(np.float32)
-    cut = speech.words[len(head.split())][1] * 16000 // speech.sample_rate
-    return until_quiet(x[:cut])
+    return before_pause(said_through(head, tail, pause, voice), pause, keep_s=0.0)
 
 
 class Gate:

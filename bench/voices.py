@@ -10,7 +10,7 @@ import logging
 import numpy as np
 import soxr
 
-from bench.common import speak_16k
+from bench.common import speak_16k, spoken_through, until_quiet
 
 log = logging.getLogger(__name__)
 ESPEAK = ("en-us", "en-gb", "en-gb-scotland", "en-us+f3")
@@ -43,3 +43,22 @@ def speak(text: str, voice: str, wpm: int = 150) -> np.ndarray:
         return speak_16k(text, voice, wpm)
     speech = _piper().render(text)
     return soxr.resample(speech.pcm, speech.sample_rate, 16000).astype(np.float32)
+
+
+def said_through(head: str, tail: str, pause_s: float, voice: str) -> np.ndarray:
+    """One sentence with a thinking pause of `pause_s` after `head`: the voice stays up at it, as
+    a speaker's does mid-sentence (espeak-ng: an SSML break; the natural voice: the sentence
+    rendered whole and opened where the tail's first word starts)."""
+    if voice != PIPER:
+        return speak_16k(spoken_through(head, tail, pause_s), voice)
+    speech = _piper().render(f"{head} {tail}")
+    x = soxr.resample(speech.pcm, speech.sample_rate, 16000).astype(np.float32)
+    cut = speech.words[len(head.split())][1] * 16000 // speech.sample_rate
+    gap = np.zeros(int(16000 * pause_s), np.float32)
+    return np.concatenate([until_quiet(x[:cut]), gap, x[cut:]])
+
+
+def said_apart(head: str, tail: str, pause_s: float, voice: str) -> np.ndarray:
+    """`head` said alone (it ends like a finished sentence), `pause_s` of silence, then `tail`."""
+    gap = np.zeros(int(16000 * pause_s), np.float32)
+    return np.concatenate([until_quiet(speak(head, voice)), gap, speak(tail, voice)])

@@ -13,12 +13,15 @@ Items arrive on `queue` as (audio, t_speech_end, end_sample, final, ended):
 `end_sample` is a position on the clock of the segmenter that saw the pause (-1: none).
 At a pause the voice's last pitch is read against where the user's statements end (`pitch`,
 learnt from the utterances heard as words; ears/prosody.py) and, hands-free (`score_pauses`), the
-audio turn model hears whether the utterance sounds finished (ears/turn_model.py, ~0.1 s) right
-after the tentative turn is submitted, while the llm thread evaluates its words; both go with the
-turn (loop/turn_end.py; the silence is decided once both are known: `sound_known`). A turn
-model that cannot load is reported (source "turn") and the words decide alone.
+audio turn model hears whether the utterance sounds finished (ears/turn_model.py, ~50 ms on one
+core) on its own thread, started with whisper (it needs only the audio): its answer is usually
+in by the time the words are transcribed, and is waited for right after the tentative turn is
+submitted, while the llm thread evaluates the words. Both go with the turn (loop/turn_end.py;
+the silence is decided once both are known: `sound_known`). A turn model that cannot load is
+reported (source "turn") and the words decide alone.
 
-Threads: `run` is the stt thread (it alone uses whisper); `resumed()` is called from the audio
+Threads: `run` is the stt thread (it alone uses whisper); the turn model runs on `_scorer`, one
+worker owned by the stt thread (shut down in `close`); `resumed()` is called from the audio
 callback thread; `queue.put` from any thread.
 """
 
@@ -28,6 +31,7 @@ import logging
 import queue
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -78,6 +82,7 @@ class Hearing:
         self.pitch = FinalPitch()  # the user's voice (stt thread)
         self.turn_model_path = turn_model
         self.turn_model: TurnModel | None = None  # loaded after whisper (stt thread)
+        self._scorer: ThreadPoolExecutor | None = None  # runs the turn model beside whisper
         self.score_pauses: Callable[[], bool] = lambda: False  # hands-free: the turn model hears pauses
         self.sound_known: Callable[[Turn], None] = lambda turn: None  # a turn's audio_end is set
         self.speech_model_loaded: Callable[[SpeechModel], None] = lambda model: None  # vad.speech_model
@@ -120,13 +125,16 @@ class Hearing:
 
     def close(self) -> None:
         """After the stt thread has ended: drop whisper and the turn model (freed now)."""
-        self.transcriber = self.early = self.turn_model = None
+        if self._scorer is not None:
+            self._scorer.shutdown(wait=True)
+        self.transcriber = self.early = self.turn_model = self._scorer = None
 
     def _load_turn_model(self) -> None:
         if self.turn_model_path is None:
             return
         try:
             self.turn_model = TurnModel(self.turn_model_path)
+            self._scorer = ThreadPoolExecutor(1, thread_name_prefix="turn-model")
         except TurnModelUnavailable as exc:
             self._error(f"Hands-free turns end by your words alone: {exc}", "turn")
 
@@ -141,19 +149,23 @@ class Hearing:
     def _at_pause(self, early: EarlyTranscription, audio: np.ndarray, end_sample: int, t_end: float) -> None:
         if not self.queue.empty():
             return
+        sound: Future[float | None] | None = None
+        if self._scorer is not None and self.score_pauses():
+            sound = self._scorer.submit(self._sounds_finished, audio)  # beside whisper
         result = early.at_pause(audio, end_sample)
         if result is not None and (text := self._turn_text(result)):
             pitch_end = self.pitch.ending(audio)
-            scored = self.turn_model is not None and self.score_pauses()
             current = lambda: early.is_current(result)  # noqa: E731
+            scored = sound is not None
             turn = self.tentative.start(result, text, t_end, end_sample, current, pitch_end, scored)
-            if scored:  # while the llm thread evaluates the words
-                turn.audio_end = self._sounds_finished(audio)
+            if sound is not None:  # while the llm thread evaluates the words
+                turn.audio_end = sound.result()
                 turn.audio_pending = False
                 self.sound_known(turn)
 
     def _sounds_finished(self, audio: np.ndarray) -> float | None:
-        """The turn model's P that the utterance so far is a finished turn (None: it failed)."""
+        """The turn model's P that the utterance so far is a finished turn (None: it failed).
+        On the `_scorer` thread."""
         assert self.turn_model is not None
         try:
             return self.turn_model.probability(audio)
