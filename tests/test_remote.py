@@ -22,6 +22,7 @@ from app.brain.remote import RemoteConversation
 from app.brain.user_turn import ConfirmAtPrompt
 from tests.support.process import text_chat
 from tests.support.servers import FaultServer, LlamaServer
+from tests.test_speculation import SpeculatingGate
 
 PERSONA = Persona("Sam", "Max", now=PINNED_TIME)
 QUESTIONS = [
@@ -319,6 +320,8 @@ def test_settings_test_connection_and_the_choice_is_saved(server, qtbot, config_
 
 
 def test_a_withdrawn_tentative_turn_leaves_no_trace_and_the_gauge_names_the_server(server, qtbot) -> None:
+    """A tentative turn on a server: withdrawn at its prompt or after speculative pieces, nothing
+    stays; confirmed (at once or after speculative pieces), it is an ordinary turn."""
     from app.gui.widgets import ContextGauge
 
     r = brain(server.url)
@@ -326,8 +329,17 @@ def test_a_withdrawn_tentative_turn_leaves_no_trace_and_the_gauge_names_the_serv
     before = (r.messages("x"), len(r.history), r.turn_count)
     assert list(r.stream("Tell me about the moon.", gate=ConfirmAtPrompt(lambda: False))) == []
     assert (r.messages("x"), len(r.history), r.turn_count) == before
+    # pieces read before the decision are speculative: taken back, they leave nothing either
+    gate = SpeculatingGate(3, False)
+    assert len(list(r.stream("Tell me about the moon.", gate=gate))) == 3 and gate.asked == 4
+    assert (r.messages("x"), len(r.history), r.turn_count) == before
     confirmed = "".join(r.stream("Tell me about the moon.", gate=ConfirmAtPrompt(lambda: True)))
     assert confirmed and r.history[-2].text == "Tell me about the moon."
+    # confirmed after 3 speculative pieces: the whole reply, the same as confirmed at once
+    # (greedy), one turn more
+    gate = SpeculatingGate(3, True)
+    again = "".join(r.stream("Tell me about the moon.", gate=gate))
+    assert again and r.history[-2].text == "Tell me about the moon." and r.history[-1].text == again.strip()
     gauge = ContextGauge()
     qtbot.addWidget(gauge)
     gauge.update_stats(r.context_stats())

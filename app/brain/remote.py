@@ -48,6 +48,7 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from app.brain import remote_session
 from app.brain.facts import Fact
+from app.brain.gated_reply import GatedReply
 from app.brain.ledger import Ledger
 from app.brain.memory import note_text
 from app.brain.persona import Persona
@@ -58,7 +59,7 @@ from app.brain.server_replies import DroppedStream, Reading, context_size_in, ex
 from app.brain.session_files import REMOTE
 from app.brain.shared_memory import SharedMemory, join, learn_from, remembered
 from app.brain.turn_language import read_as
-from app.brain.user_turn import TurnGate, ask
+from app.brain.user_turn import TurnGate
 
 log = logging.getLogger(__name__)
 TURN_OVERHEAD = 8  # template tokens around one message (role markers, end of turn)
@@ -76,7 +77,7 @@ def estimate_tokens(text: str) -> int:
 class RemoteConversation:
     """See the module docstring. Raises BrainError at creation when the server is unusable."""
 
-    reads_end_of_turn = False  # a server gives no end-of-turn probability: the fixed silence rule
+    reads_end_of_turn = False  # a server gives no end-of-turn probability: the sound decides
 
     def __init__(self, config: RemoteConfig, persona: Persona | None = None) -> None:
         self.config = config
@@ -198,8 +199,8 @@ class RemoteConversation:
         language: str = "",
     ) -> Iterator[str]:
         """Send a user turn and yield the reply as it streams (see brain.py for the contract).
-        A tentative turn's gate gets no end-of-turn probability (the fixed silence rule applies)
-        and must decide before the reply is read: no speculative pieces from a server."""
+        A tentative turn's gate gets no end-of-turn probability (the sound decides when the turn
+        ends); pieces read before its decision are speculative (gated_reply.py)."""
         t0 = time.perf_counter()
         stats = TurnStats(turn=self.turn_count + 1, n_ctx=self.n_ctx)
         shifts0, discarded0 = self.shifts, self.discarded
@@ -209,18 +210,18 @@ class RemoteConversation:
         stats.t_prompt_ms = (time.perf_counter() - t0) * 1000
         if gate is not None:
             gate.evaluated(None)
-            if not ask(gate, True, stats):
-                response.close()
-                log.info("turn withdrawn before its reply (request closed)")
-                return
-        self.turn_count += 1
-        self.history.append(Message("user", said, name=self.persona.person, language=language))
-        learn_from(self.shared, self.config.memory, said)
+
+        def accept() -> None:
+            self.turn_count += 1
+            self.history.append(Message("user", said, name=self.persona.person, language=language))
+            learn_from(self.shared, self.config.memory, said)
+
+        turn = GatedReply(gate, stats, accept)
         pieces: list[str] = []
         read, failure = Reading(t0), None
         try:
             try:
-                yield from read_reply(response, cancel, stats, pieces, read, self.url)
+                yield from turn.pieces(read_reply(response, cancel, stats, pieces, read, self.url))
             except Exception as exc:
                 before = self._snapshot()
                 retry = None if pieces or (cancel is not None and cancel.is_set()) else self._refit(text, exc)
@@ -229,7 +230,7 @@ class RemoteConversation:
                 older = sum(ex.tokens for ex in self.kept)
                 stats.notice, stats.n_ctx = self._learned_notice(), self.n_ctx
                 try:
-                    yield from read_reply(retry, cancel, stats, pieces, read, self.url)
+                    yield from turn.pieces(read_reply(retry, cancel, stats, pieces, read, self.url))
                 except Exception:
                     if not pieces:  # not a context limit after all: as it was, and say the failure
                         self._restore(before)
@@ -238,24 +239,40 @@ class RemoteConversation:
         except Exception as exc:  # dropped or malformed mid-reply: keep what came, then say so
             read.reason, failure = "failed", self._explain(exc)
         finally:
-            reason, usage, cached = read.reason, read.usage, read.cached
-            reply = "".join(pieces).strip()
-            interrupted = reason in ("cancelled", "failed")
-            self.history.append(Message("assistant", reply, interrupted=interrupted, name=self.persona.bot))
-            prompt = usage.prompt_tokens if usage else self.head_tokens + older + estimate_tokens(text)
-            generated = usage.completion_tokens if usage and usage.completion_tokens else len(pieces)
-            if usage and not self.kept and self.turn_count == 1:  # calibrate the system prompt's cost
-                self.system_tokens = max(1, prompt - estimate_tokens(text))
-            cost = max(prompt - self.head_tokens - older, 1) + generated + 2
-            self.kept.append(Exchange(text, reply, cost))
-            self.n_past = self.head_tokens + older + cost
-            stats.prompt_tokens, stats.gen_tokens, stats.cached_tokens = prompt, generated, cached
-            stats.t_gen_ms = (time.perf_counter() - t0) * 1000 - stats.t_prompt_ms - stats.t_wait_ms
-            stats.stop_reason, stats.n_past, stats.n_keep = reason, self.n_past, self.head_tokens
-            stats.shifts, stats.discarded = self.shifts - shifts0, self.discarded - discarded0
-            self.last_stats = stats
-        if failure is not None:
+            if turn.settle():
+                self._record(text, pieces, read, stats, older, shifts0, discarded0)
+            else:
+                log.info("turn withdrawn after %d speculative pieces (request closed)", len(pieces))
+        if failure is not None and turn.decided:
             raise failure
+
+    def _record(
+        self,
+        text: str,
+        pieces: list[str],
+        read: Reading,
+        stats: TurnStats,
+        older: int,
+        shifts0: int,
+        discarded0: int,
+    ) -> None:
+        """The exchange as it ended: in the history, the kept exchanges and `last_stats`."""
+        reason, usage, cached = read.reason, read.usage, read.cached
+        reply = "".join(pieces).strip()
+        interrupted = reason in ("cancelled", "failed")
+        self.history.append(Message("assistant", reply, interrupted=interrupted, name=self.persona.bot))
+        prompt = usage.prompt_tokens if usage else self.head_tokens + older + estimate_tokens(text)
+        generated = usage.completion_tokens if usage and usage.completion_tokens else len(pieces)
+        if usage and not self.kept and self.turn_count == 1:  # calibrate the system prompt's cost
+            self.system_tokens = max(1, prompt - estimate_tokens(text))
+        cost = max(prompt - self.head_tokens - older, 1) + generated + 2
+        self.kept.append(Exchange(text, reply, cost))
+        self.n_past = self.head_tokens + older + cost
+        stats.prompt_tokens, stats.gen_tokens, stats.cached_tokens = prompt, generated, cached
+        stats.t_gen_ms = (time.perf_counter() - read.t0) * 1000 - stats.t_prompt_ms - stats.t_wait_ms
+        stats.stop_reason, stats.n_past, stats.n_keep = reason, self.n_past, self.head_tokens
+        stats.shifts, stats.discarded = self.shifts - shifts0, self.discarded - discarded0
+        self.last_stats = stats
 
     def _refit(self, text: str, exc: Exception) -> Any | None:
         """A stream that ended before its first piece, for a request of ~N tokens, is how a

@@ -10,7 +10,7 @@ import queue
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +41,7 @@ def read_reply(
     pieces: list[str],
     read: Reading,
     url: str,
-) -> Iterator[str]:
+) -> Generator[str, None, None]:
     """Yield one response's reply pieces (also appended to `pieces`), noting in `read` why it
     stopped, its usage and cached tokens, and the first piece's time in `stats`. Stops at once
     when `cancel` is set (the stream is closed: the server stops generating). Raises what the
