@@ -58,7 +58,7 @@ def said_through(head: str, tail: str, pause_s: float, voice: str) -> np.ndarray
     return np.concatenate([until_quiet(x[:cut]), gap, x[cut:]])
 
 
-def said_apart(head: str, tail: str, pause_s: float, voice: str) -> np.ndarray:
+def said_apart(head: str, tail: str, pause_s: float, voice: str, wpm: int = 150) -> np.ndarray:
     """`head` said alone (it ends like a finished sentence), `pause_s` of silence, then `tail`."""
     gap = np.zeros(int(16000 * pause_s), np.float32)
-    return np.concatenate([until_quiet(speak(head, voice)), gap, speak(tail, voice)])
+    return np.concatenate([until_quiet(speak(head, voice, wpm)), gap, speak(tail, voice, wpm)])

@@ -95,7 +95,6 @@ def test_a_long_pause_still_makes_two_turns(virtual_audio, llm_model, whisper_mo
         "Please tell me a short joke about cats.",
         1.2,
         speech_dir / "two-turns.wav",
-        speech_dir,
     )
     rec = Recorder()
     turn_end = TurnEndConfig(rule="fixed", continue_ms=300)

@@ -15,21 +15,17 @@ from app.ears.transcriber import SttConfig
 from app.ears.vad import SegmentEvent, VadConfig
 from app.loop.events import State
 from app.loop.turn_end import TurnEndConfig, end_silence_ms
-from bench.common import until_quiet
 from bench.vad import noise
+from bench.voices import said_apart
 from tests.conftest import espeak, load16k
 from tests.support.assistant_rig import Recorder, make, spoken_turn
 from tests.support.pulse import envelope, stop_recording
 from tests.test_llm import assert_consistent
 
 
-def paused_wav(
-    head: str, tail: str, pause_s: float, out: Path, speech_dir: Path, voice: str = "en-us"
-) -> Path:
-    a = load16k(espeak(head, speech_dir / f"{out.stem}-a.wav", voice=voice, wpm=140))
-    b = load16k(espeak(tail, speech_dir / f"{out.stem}-b.wav", voice=voice, wpm=140))
-    a = until_quiet(a)
-    sf.write(out, np.concatenate([a, np.zeros(int(pause_s * 16000), np.float32), b]), 16000)
+def paused_wav(head: str, tail: str, pause_s: float, out: Path, voice: str = "en-us") -> Path:
+    """`head` said alone by espeak-ng at 140 wpm, `pause_s` of silence, then `tail`, as `out`."""
+    sf.write(out, said_apart(head, tail, pause_s, voice, wpm=140), 16000)
     return out
 
 
@@ -57,9 +53,7 @@ def test_the_rule_maps_probability_to_silence() -> None:
 def test_a_paused_utterance_is_one_turn(virtual_audio, llm_model, whisper_model, speech_dir) -> None:
     """ "I was wondering if … [700 ms] … you could tell me a joke.": the fixed 400 ms rule cut it
     in two; the words trail off, so the model's end-of-turn probability asks for a long silence."""
-    wav = paused_wav(
-        "I was wondering if", "you could tell me a joke.", 0.7, speech_dir / "joke.wav", speech_dir
-    )
+    wav = paused_wav("I was wondering if", "you could tell me a joke.", 0.7, speech_dir / "joke.wav")
     # 1.5 s more: a second turn would come from the tail
     rec, a, _ = spoken_turn(virtual_audio, llm_model, whisper_model, wav, after_s=1.5, max_tokens=8)
     users = [e.data["text"] for e in rec.of("user")]
@@ -79,7 +73,6 @@ def test_a_paused_french_utterance_is_one_turn(
         "sur la capitale de la France.",
         0.7,
         speech_dir / "fr-paused.wav",
-        speech_dir,
         voice="fr",
     )
     stt = SttConfig(multilingual_whisper, language="fr")
@@ -129,9 +122,7 @@ def test_a_finished_sounding_head_said_with_a_falling_voice_is_one_turn(
     can hold it (their P ~0.05 waits ~1.1 s; a loaded machine has read it at ~0.4, which
     ends it soon). Either way the conversation holds one turn with both parts: the pause held
     it, or the speech that followed continued it (continuation.py)."""
-    wav = paused_wav(
-        "Tell me something interesting.", "about the ocean.", 0.7, speech_dir / "ocean.wav", speech_dir
-    )
+    wav = paused_wav("Tell me something interesting.", "about the ocean.", 0.7, speech_dir / "ocean.wav")
     rec = Recorder()
     a = make(llm_model, whisper_model, rec, hands_free=True, max_tokens=8, turn_model=turn_model_file)
     users = users_after(virtual_audio, a, rec, wav, "ocean")
@@ -198,9 +189,7 @@ def test_push_to_talk_transcribes_at_a_pause_while_held(
     release confirms that turn. A pause mid-sentence while held is not the end: its turn is
     withdrawn when speech resumes, and the turn is the whole sentence."""
     done = espeak("What is the capital of France?", speech_dir / "ptt-done.wav", wpm=140)
-    more = paused_wav(
-        "I was wondering if", "you could tell me a joke.", 0.6, speech_dir / "ptt-more.wav", speech_dir
-    )
+    more = paused_wav("I was wondering if", "you could tell me a joke.", 0.6, speech_dir / "ptt-more.wav")
     rec = Recorder()
     a = make(llm_model, whisper_model, rec, max_tokens=8)
     try:

@@ -240,22 +240,14 @@ class RemoteConversation:
             read.reason, failure = "failed", self._explain(exc)
         finally:
             if turn.settle():
-                self._record(text, pieces, read, stats, older, shifts0, discarded0)
+                stats.shifts, stats.discarded = self.shifts - shifts0, self.discarded - discarded0
+                self._record(text, pieces, read, stats, older)
             else:
                 log.info("turn withdrawn after %d speculative pieces (request closed)", len(pieces))
         if failure is not None and turn.decided:
             raise failure
 
-    def _record(
-        self,
-        text: str,
-        pieces: list[str],
-        read: Reading,
-        stats: TurnStats,
-        older: int,
-        shifts0: int,
-        discarded0: int,
-    ) -> None:
+    def _record(self, text: str, pieces: list[str], read: Reading, stats: TurnStats, older: int) -> None:
         """The exchange as it ended: in the history, the kept exchanges and `last_stats`."""
         reason, usage, cached = read.reason, read.usage, read.cached
         reply = "".join(pieces).strip()
@@ -271,7 +263,6 @@ class RemoteConversation:
         stats.prompt_tokens, stats.gen_tokens, stats.cached_tokens = prompt, generated, cached
         stats.t_gen_ms = (time.perf_counter() - read.t0) * 1000 - stats.t_prompt_ms - stats.t_wait_ms
         stats.stop_reason, stats.n_past, stats.n_keep = reason, self.n_past, self.head_tokens
-        stats.shifts, stats.discarded = self.shifts - shifts0, self.discarded - discarded0
         self.last_stats = stats
 
     def _refit(self, text: str, exc: Exception) -> Any | None:
