@@ -7,8 +7,11 @@ Each clip is transcribed by every model asked for (default: the English-only def
 and the multilingual base-q5_1; any ggml file by path, e.g. the hub's small) with the language
 fixed, and by the multilingual models on Automatic. Reported per language and model: word error
 rate (character error rate for Chinese, which writes no spaces), whisper time p50 with the
-language fixed, and for Automatic: the language found (accuracy) and its time over the fixed
-language's in the same run (issue #32's target: <= 1.3x). espeak-ng's voices are far from a
+language fixed, and for Automatic, both ways it runs: as the app runs it, the language found in
+the utterance's first second (the Segmenter's `speaking` sample) while the rest is said, then the
+transcription in it; and found by whisper in the whole utterance (what an utterance shorter than
+a second gets). For each: the languages found (accuracy) and the time after the end of speech
+over the fixed language's, in the same run (issue #32's target: <= 1.3x). espeak-ng's voices are far from a
 person's: the error rates are an upper bound for human speech, and detection is measured on them.
 Run: .venv/bin/python -m bench.languages [--models tiny.en-q4_0,base-q5_1] [--per 5]
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import re
 import statistics
+import time
 import unicodedata
 from pathlib import Path
 
@@ -25,6 +29,7 @@ import numpy as np
 
 from app.catalog import catalog
 from app.catalog.languages import AUTO, english_only
+from app.ears.vad import FRAME, RATE, Segmenter, VadConfig
 from bench.common import emit, speak_16k, wer
 
 # (language, espeak-ng voice, questions)
@@ -91,6 +96,31 @@ def natural_16k(engine, text: str) -> np.ndarray:
     return soxr.resample(speech.pcm, speech.sample_rate, 16000).astype(np.float32)
 
 
+def while_speaking(stt, audio: np.ndarray) -> tuple[str, float] | None:
+    """Automatic as the app runs it: the language found in the `speaking` sample, then the
+    transcription in it. (language, seconds after the end of speech): the stt thread does one
+    thing at a time, so a detection still running at the end of speech delays the
+    transcription. None: the utterance ended before a sample (whisper finds it at the end)."""
+    seg = Segmenter(VadConfig())
+    sample_at = end_at = -1
+    sample = None
+    padded = np.concatenate([audio, np.zeros(RATE, np.float32)])  # the silence that ends it
+    for i in range(0, len(padded) - FRAME + 1, FRAME):
+        for ev in seg.feed(padded[i : i + FRAME]):
+            if ev.kind == "speaking":
+                sample, sample_at = ev.audio, seg.position
+            elif ev.kind == "utterance" and end_at < 0:
+                end_at = ev.end_sample
+    if sample is None or end_at < 0:
+        return None
+    t0 = time.perf_counter()
+    found, _ = stt.detect_language(sample)
+    detect_s = time.perf_counter() - t0
+    overrun = max(0.0, (sample_at - end_at) / RATE + detect_s)
+    heard = stt.transcribe(audio, language=found)
+    return found, overrun + heard.transcribe_s
+
+
 def model_path(name: str) -> Path:
     path = Path(name)
     if path.suffix == ".bin" and path.exists():
@@ -132,6 +162,9 @@ def main() -> None:
                 auto = stt.transcribe(audio)
                 r.setdefault("found", []).append(auto.language == language)
                 r.setdefault("auto_over_fixed", []).append(auto.transcribe_s / max(fixed.transcribe_s, 1e-6))
+                if (early := while_speaking(stt, audio)) is not None:
+                    r.setdefault("found_early", []).append(early[0] == language)
+                    r.setdefault("early_over_fixed", []).append(early[1] / max(fixed.transcribe_s, 1e-6))
             print(f"{name} {language} {voice}: {fixed.text!r}", flush=True)
         rows[name] = {
             f"{language}/{voice}": {
@@ -142,6 +175,8 @@ def main() -> None:
                     {
                         "detected": f"{sum(r['found'])}/{len(r['found'])}",
                         "auto_over_fixed_p50": round(statistics.median(r["auto_over_fixed"]), 2),
+                        "found_early": f"{sum(r['found_early'])}/{len(r['found_early'])}",
+                        "early_over_fixed_p50": round(statistics.median(r["early_over_fixed"]), 2),
                     }
                     if "found" in r
                     else {}

@@ -99,6 +99,24 @@ def test_automatic_reports_the_language_of_each_utterance(multilingual_whisper: 
     assert fixed.language == "fr" and "histoire" in fixed.text.lower()
 
 
+def test_automatic_finds_each_utterances_language_while_it_is_spoken(
+    virtual_audio, llm_model: Path, multilingual_whisper: Path, tmp_path: Path
+) -> None:
+    """Hands-free on Automatic, whisper finds an utterance's language in its first second while
+    the rest is said, and transcribes the utterance in it: a switch from French to English is
+    followed, each utterance found while spoken."""
+    french = espeak_wav(
+        "Bonjour, je voudrais savoir quel temps il fera demain à Paris.", "fr", tmp_path / "f.wav"
+    )
+    english = espeak_wav("What is the weather like in London today?", "en-us", tmp_path / "e.wav")
+    stt = SttConfig(multilingual_whisper, language=AUTO)
+    rec, a, _ = spoken_turn(virtual_audio, llm_model, multilingual_whisper, [french, english], stt=stt)
+    users = [e.data for e in rec.of("user")]
+    assert [u["language"] for u in users] == ["fr", "en"], rec.story()
+    assert "bonjour" in users[0]["text"].lower() and "london" in users[1]["text"].lower(), rec.story()
+    assert a.hearing.languages_found >= 2
+
+
 def test_a_reply_is_spoken_by_a_voice_of_its_language(virtual_audio) -> None:
     events: list[SpeakerEvent] = []
     done = threading.Event()

@@ -126,22 +126,43 @@ def test_vad_closes_utterance_quickly_after_speech(speech_dir) -> None:
     assert latency_ms <= 500, latency_ms
 
 
-def test_vad_keeps_a_300ms_pause_inside_one_utterance(speech_dir) -> None:
+def paused_sentence(speech_dir: Path) -> tuple[np.ndarray, float]:
+    """ "I went to the shop … 300 ms … and bought some bread." in silence; its speech's length (s)."""
     a = load16k(espeak("I went to the shop", speech_dir / "a.wav"))
     b = load16k(espeak("and bought some bread.", speech_dir / "b.wav"))
     trim = lambda x: x[np.nonzero(np.abs(x) > 0.01)[0][0] : np.nonzero(np.abs(x) > 0.01)[0][-1]]  # noqa: E731
+    a, b = trim(a), trim(b)
     pause = np.zeros(int(0.3 * RATE), np.float32)
-    audio = with_silence(np.concatenate([trim(a), pause, trim(b)]), 0.5, 1.5)
+    return with_silence(np.concatenate([a, pause, b]), 0.5, 1.5), (len(a) + len(b)) / RATE
+
+
+def test_vad_keeps_a_300ms_pause_inside_one_utterance(speech_dir) -> None:
+    audio, speech_s = paused_sentence(speech_dir)
     seg = Segmenter(VadConfig())
     events = seg.feed(audio)
     utterances = [e for e in events if e.kind == "utterance"]
     assert len(utterances) == 1
-    assert len(utterances[0].audio) / RATE > (len(trim(a)) + len(trim(b))) / RATE
+    assert len(utterances[0].audio) / RATE > speech_s
     # the mid-sentence pause starts an early transcription, and resuming marks it stale
     kinds = [e.kind for e in events]
     first_pause = kinds.index("pause")
     assert "resumed" in kinds[first_pause:] and kinds[-1] == "utterance"
     assert kinds.index("resumed", first_pause) < kinds.index("utterance")
+
+
+def test_an_utterances_first_second_is_sent_once_while_it_is_spoken(speech_dir) -> None:
+    """`speaking` (whisper finds the utterance's language in it) comes once, before the end."""
+    audio, _ = paused_sentence(speech_dir)
+    events = Segmenter(VadConfig()).feed(np.concatenate([audio, audio]))
+    kinds = [e.kind for e in events]
+    assert kinds.count("utterance") == 2 and kinds.count("speaking") == 2, kinds
+    ends = [i for i, k in enumerate(kinds) if k == "utterance"]
+    assert kinds.index("speaking") < ends[0] < kinds.index("speaking", ends[0]) < ends[1]
+    first = next(e for e in events if e.kind == "speaking")
+    whole = next(e for e in events if e.kind == "utterance")
+    assert 1.0 <= len(first.audio) / RATE < len(whole.audio) / RATE
+    assert np.array_equal(first.audio, whole.audio[: len(first.audio)])  # its start, as heard
+    assert "speaking" not in [e.kind for e in Segmenter(VadConfig(language_ms=0)).feed(audio)]
 
 
 def test_long_utterance_is_transcribed_in_pieces_cut_at_pauses(transcriber, speech_dir) -> None:

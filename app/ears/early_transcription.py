@@ -33,11 +33,13 @@ class EarlyTranscription:
         """Speech again after a pause: abort the early run, drop its result."""
         self._epoch += 1
 
-    def at_pause(self, audio: np.ndarray, end_sample: int) -> Transcript | None:
+    def at_pause(self, audio: np.ndarray, end_sample: int, language: str | None = None) -> Transcript | None:
         """Transcribe the utterance so far (blocks); kept for `final` unless speech resumes.
-        Returns the result, or None when speech resumed while whisper ran."""
+        Returns the result, or None when speech resumed while whisper ran. `language`: the one
+        found in this utterance while it was spoken (Transcriber.transcribe)."""
         epoch = self._epoch
-        result = self.transcriber.transcribe(audio, abort=lambda: self._closing() or self._epoch != epoch)
+        abort = lambda: self._closing() or self._epoch != epoch  # noqa: E731
+        result = self.transcriber.transcribe(audio, abort=abort, language=language)
         if self._epoch != epoch:
             self._early = None
             return None
@@ -49,11 +51,11 @@ class EarlyTranscription:
         early = self._early
         return early is not None and early[2] is result and early[0] == self._epoch
 
-    def final(self, audio: np.ndarray, end_sample: int) -> Transcript:
+    def final(self, audio: np.ndarray, end_sample: int, language: str | None = None) -> Transcript:
         """The transcript of a finished utterance: the early result when nothing was said after
         its pause (end_sample >= 0 identifies it), otherwise a fresh transcription (blocks)."""
         early, self._early = self._early, None
         if early is not None and end_sample >= 0 and early[1] == end_sample:
             self.reused += 1
             return early[2]
-        return self.transcriber.transcribe(audio, abort=self._closing)
+        return self.transcriber.transcribe(audio, abort=self._closing, language=language)

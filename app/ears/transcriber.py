@@ -161,20 +161,50 @@ class Transcriber:
                 redirect_whispercpp_logs_to=False,  # fd 2 is the app's log pipe (app.system.logs)
             )
 
-    def _language(self) -> str:
+    @property
+    def automatic(self) -> bool:
+        """Whisper finds the language of each utterance (a multilingual model set to AUTO)."""
+        return self._language() == AUTO
+
+    def _language(self, found: str | None = None) -> str:
         if self.english_only:
             return "en"
+        if found and setting_language(self.config.language) == AUTO:
+            return found
         return setting_language(self.config.language)
 
+    def detect_language(self, audio: np.ndarray) -> tuple[str, float]:
+        """The language whisper hears in `audio` and its probability, from one encoder pass and
+        one decoder step (~0.7x a transcription); ("", 0.0) from an English-only model. Blocks.
+        The encoder runs at the context of the call before (whisper.cpp sets `audio_ctx` only
+        in a transcription): the last utterance's, or the full window on a fresh model."""
+        if self.english_only:
+            return "", 0.0
+        import _pywhispercpp as pw
+
+        audio = np.ascontiguousarray(audio, dtype=np.float32)
+        if len(audio) < RATE:
+            audio = np.pad(audio, (0, RATE - len(audio)))
+        probs = np.zeros(pw.whisper_lang_max_id() + 1, np.float32)
+        threads = threads_for(self.config.n_threads, self._free)
+        with self._lock:
+            ctx = self._model._ctx  # type: ignore[attr-defined]  # pywhispercpp has no accessor
+            if pw.whisper_pcm_to_mel(ctx, audio, len(audio), threads) != 0:
+                return "", 0.0
+            found = pw.whisper_lang_auto_detect(ctx, 0, threads, probs)
+        if found < 0:
+            return "", 0.0
+        return pw.whisper_lang_str(found), float(probs[found])
+
     def _run(
-        self, audio: np.ndarray, audio_ctx: int, abort: Callable[[], bool] | None
+        self, audio: np.ndarray, audio_ctx: int, abort: Callable[[], bool] | None, found: str | None
     ) -> tuple[str, float, str]:
         """whisper on one piece: (text, mean token probability, the language it was heard in)."""
         c = self.config
         # A token budget scaled to the clip stops the repetition loops whisper can fall into.
         budget = math.ceil(len(audio) / RATE * 7) + 12
         max_tokens = min(c.max_tokens, budget) if c.max_tokens else budget
-        language = self._language()
+        language = self._language(found)
         segments = self._model.transcribe(
             audio,
             abort_callback=abort,
@@ -205,10 +235,16 @@ class Transcriber:
         return text, float(np.mean(probs)) if probs else 0.0, language
 
     def transcribe(
-        self, audio: np.ndarray, audio_ctx: int | None = None, abort: Callable[[], bool] | None = None
+        self,
+        audio: np.ndarray,
+        audio_ctx: int | None = None,
+        abort: Callable[[], bool] | None = None,
+        language: str | None = None,
     ) -> Transcript:
         """Blocking. `audio_ctx`: None = config (0 = automatic), or an explicit value.
-        `abort`: polled by whisper.cpp during decoding; True stops it (e.g. at shutdown)."""
+        `abort`: polled by whisper.cpp during decoding; True stops it (e.g. at shutdown).
+        `language`: on Automatic, the language already found in this utterance (whisper then
+        transcribes in it instead of finding it again); ignored with a set language."""
         audio = np.ascontiguousarray(audio, dtype=np.float32)
         result = Transcript(text="", duration_s=len(audio) / RATE)
         t0 = time.perf_counter()
@@ -236,11 +272,11 @@ class Transcriber:
                 # whisper needs at least 1 s of input; pad short clips with silence
                 if len(chunk) < RATE:
                     chunk = np.pad(chunk, (0, RATE - len(chunk)))
-                text, prob, language = self._run(chunk, ctx, abort)
+                text, prob, heard_in = self._run(chunk, ctx, abort, language)
                 result.audio_ctx = max(result.audio_ctx, ctx)
                 texts.append(text)
                 probs.append(prob)
-                languages.append(language)
+                languages.append(heard_in)
         result.language = max(set(languages), key=languages.count) if languages else ""
         result.raw_text = " ".join(texts).strip()
         result.prob = float(np.mean(probs)) if probs else 0.0

@@ -46,6 +46,9 @@ class VadConfig:
     # frame: 40 ms cost ~25 ms of voice-to-voice (bench/latency), with the same transcripts;
     # whisper runs more often mid-sentence and is aborted when speech resumes
     max_utterance_s: float = 30.0
+    # After this much of an utterance (from its start) comes `speaking`, once: enough for
+    # whisper to tell its language (bench/languages: 1 s finds as many as the whole clip)
+    language_ms: int = 1000
     min_rms_db: float = -50.0  # absolute floor: quieter frames are never speech
     snr_db: float = 9.0  # a speech frame must be this far above the noise floor
     # Hands-free: the speech model's file (silero.py; loaded by the stt thread, then given to
@@ -175,7 +178,7 @@ def talk_llama_vad(pcm: np.ndarray, last_ms: int, vad_thold: float, freq_thold: 
 
 @dataclass
 class SegmentEvent:
-    kind: str  # speech_started | pause | resumed | utterance | capped
+    kind: str  # speech_started | speaking | pause | resumed | utterance | capped
     audio: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
     end_sample: int = 0  # absolute sample index where speech ended (for latency measurement)
 
@@ -195,6 +198,7 @@ class Segmenter:
         self._speech_run = 0
         self._silence_run = 0
         self._in_speech = False
+        self._spoken_frames = 0  # frames since the utterance started (until `speaking` is sent)
         self.base_end_ms = self.config.end_silence_ms  # silence ending an utterance with no rule
         self.hold_open = False  # push-to-talk: silence never ends the utterance (the key does)
         self._end_rule: tuple[int, int] | None = None  # (speech end sample, silence ms)
@@ -269,7 +273,7 @@ class Segmenter:
             if self._speech_run * frame_ms >= c.min_speech_ms:
                 self._in_speech = True
                 self._utt = list(self._history)
-                self._silence_run = 0
+                self._silence_run = self._spoken_frames = 0
                 return SegmentEvent("speech_started")
             return None
         self._utt.append(frame)
@@ -287,7 +291,18 @@ class Segmenter:
             return SegmentEvent("pause", np.concatenate(self._utt), self._last_speech_end)
         if len(self._utt) * frame_ms >= c.max_utterance_s * 1000:
             return self._close("capped")
-        return None
+        return self._speaking(frame_ms)
+
+    def _speaking(self, frame_ms: int) -> SegmentEvent | None:
+        """`speaking` (the utterance so far) once it has gone on `language_ms`; on a frame
+        that sends nothing else."""
+        if not self.config.language_ms or self._spoken_frames < 0:
+            return None
+        self._spoken_frames += 1
+        if self._spoken_frames * frame_ms < self.config.language_ms:
+            return None
+        self._spoken_frames = -1  # sent
+        return SegmentEvent("speaking", np.concatenate(self._utt), self._last_speech_end)
 
     def _close(self, kind: str) -> SegmentEvent:
         audio = np.concatenate(self._utt)

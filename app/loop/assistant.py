@@ -103,6 +103,7 @@ class Assistant:
             take_back=self.llm.put,
             release=self.release,
             resumed=self.hearing.resumed,
+            speaking=self.hearing.speaking,
             emit=self.emit,
             set_state=self._set_state,
         )

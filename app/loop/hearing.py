@@ -11,6 +11,10 @@ Items arrive on `queue` as (audio, t_speech_end, end_sample, final, ended):
   continuation.Ended, else None): if the user went on talking before the turn was made, it is
   not (the next utterance holds these words; continuation.py).
 `end_sample` is a position on the clock of the segmenter that saw the pause (-1: none).
+On Automatic, a `LanguageSample` (an utterance's first second, `speaking`) comes first: whisper
+finds the language in it while the user goes on talking, and the utterance's transcriptions
+use that language instead of each finding it again (~0.7x a transcription each, after the end of
+speech: bench/languages).
 At a pause the voice's last pitch is read against where the user's statements end (`pitch`,
 learnt from the utterances heard as words; ears/prosody.py) and, hands-free (`score_pauses`), the
 audio turn model hears whether the utterance sounds finished (ears/turn_model.py, ~50 ms on one
@@ -32,6 +36,7 @@ import queue
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +55,16 @@ from app.loop.turn import Turn
 
 log = logging.getLogger(__name__)
 Heard = tuple[np.ndarray, float, int, bool, Ended | None]  # audio, t_speech_end, end_sample, final, ended
+
+
+@dataclass(frozen=True)
+class LanguageSample:
+    """The start of an utterance still being spoken, to find its language in (Automatic)."""
+
+    audio: np.ndarray
+
+
+Queued = Heard | LanguageSample | None  # None: the thread ends
 
 
 class Hearing:
@@ -75,10 +90,12 @@ class Hearing:
         self.continuation = continuation
         self._submit, self._emit, self._set_state, self._error = submit, emit, set_state, error
         self._answering, self._aborting = answering, aborting
-        self.queue: queue.Queue[Heard | None] = queue.Queue()
+        self.queue: queue.Queue[Queued] = queue.Queue()
         self.transcriber: Transcriber | None = None
         self.early: EarlyTranscription | None = None  # set once whisper loads
         self.last_utterance = np.zeros(0, np.float32)  # the last audio sent to whisper (diagnostics)
+        self._language: tuple[str, int] | None = None  # (found, samples heard) this utterance
+        self.languages_found = 0  # utterances whose language was found while spoken (diagnostics)
         self.pitch = FinalPitch()  # the user's voice (stt thread)
         self.turn_model_path = turn_model
         self.turn_model: TurnModel | None = None  # loaded after whisper (stt thread)
@@ -101,6 +118,12 @@ class Hearing:
             self.early.resumed()
         self.tentative.withdraw()
 
+    def speaking(self, audio: np.ndarray) -> None:
+        """Audio thread: an utterance has gone on a second; on Automatic its language is found
+        from `audio` on the stt thread meanwhile."""
+        if self.transcriber is not None and self.transcriber.automatic:
+            self.queue.put(LanguageSample(audio))
+
     def run(self) -> None:
         """The stt thread: load whisper, then transcribe until a None item."""
         try:
@@ -114,6 +137,9 @@ class Hearing:
         early = EarlyTranscription(self.transcriber, self._aborting) if self.transcriber else None
         self.early = early
         while (item := self.queue.get()) is not None:
+            if isinstance(item, LanguageSample):
+                self._find_language(item.audio)
+                continue
             audio, t_end, end_sample, final, ended = item
             if early is None:
                 if final:  # no whisper: the utterance cannot be heard (the error was shown)
@@ -146,13 +172,29 @@ class Hearing:
         except SpeechModelUnavailable as exc:
             self._error(f"Hands-free hears speech in noise less well: {exc}", "vad")
 
-    def _at_pause(self, early: EarlyTranscription, audio: np.ndarray, end_sample: int, t_end: float) -> None:
-        if not self.queue.empty():
+    def _find_language(self, audio: np.ndarray) -> None:
+        """The language of the utterance under way (one encoder pass, while it is spoken)."""
+        if self.transcriber is None or not self.transcriber.automatic:
             return
+        language, p = self.transcriber.detect_language(audio)
+        self._language = (language, len(audio)) if language else None
+        self.languages_found += bool(language)
+        log.info("language while speaking: %s (p %.2f, %.1f s heard)", language or "?", p, len(audio) / 16000)
+
+    def _language_of(self, audio: np.ndarray) -> str | None:
+        """The language found while `audio` was spoken. An utterance shorter than the sample
+        it was found in is another one (the one sampled was dropped unheard, e.g. as echo)."""
+        found = self._language
+        return found[0] if found is not None and len(audio) >= found[1] else None
+
+    def _at_pause(self, early: EarlyTranscription, audio: np.ndarray, end_sample: int, t_end: float) -> None:
+        with self.queue.mutex:
+            if any(not isinstance(item, LanguageSample) for item in self.queue.queue):
+                return  # newer audio (or the end) is waiting
         sound: Future[float | None] | None = None
         if self._scorer is not None and self.score_pauses():
             sound = self._scorer.submit(self._sounds_finished, audio)  # beside whisper
-        result = early.at_pause(audio, end_sample)
+        result = early.at_pause(audio, end_sample, self._language_of(audio))
         if result is not None and (text := self._turn_text(result)):
             pitch_end = self.pitch.ending(audio)
             current = lambda: early.is_current(result)  # noqa: E731
@@ -177,7 +219,8 @@ class Hearing:
         self, early: EarlyTranscription, audio: np.ndarray, end_sample: int, t_end: float, ended: Ended | None
     ) -> None:
         self.last_utterance = audio
-        result = early.final(audio, end_sample)
+        result = early.final(audio, end_sample, self._language_of(audio))
+        self._language = None  # the next utterance finds its own
         fields = ("text", "rejected", "reason", "prob", "language")
         self._emit(Event("transcript", {k: getattr(result, k) for k in fields}))
         if not self.continuation.deliver(ended, lambda: self._turn_of(result, t_end)):

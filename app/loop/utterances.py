@@ -27,7 +27,7 @@ from app.ears.vad import RATE, Segmenter, SegmentEvent
 from app.loop.assistant_config import AssistantConfig
 from app.loop.continuation import Continuation
 from app.loop.events import Event, State
-from app.loop.hearing import Heard
+from app.loop.hearing import Queued
 from app.loop.responder import Responder
 from app.loop.turn import Turn
 from app.loop.turn_end import end_silence_ms
@@ -48,6 +48,7 @@ class AssistantView:
     take_back: Callable[[Callable[[], None]], None]  # runs a callable on the llm thread
     release: Callable[[], None]  # push-to-talk's end (a held key past the utterance cap)
     resumed: Callable[[], None]  # talking again after a pause: an early transcript is stale
+    speaking: Callable[[np.ndarray], None]  # an utterance's first second (its language: hearing.py)
     emit: Callable[[Event], None]
     set_state: Callable[[State], None]
 
@@ -62,7 +63,7 @@ class Utterances:
         segmenter: Segmenter,
         echo: EchoGuard,
         continuation: Continuation,
-        stt_queue: queue.Queue[Heard | None],
+        stt_queue: queue.Queue[Queued],
     ) -> None:
         self._a = view
         self._segmenter = segmenter
@@ -103,6 +104,9 @@ class Utterances:
     def on_segment(self, ev: SegmentEvent) -> None:
         """The segmenter's event (callback thread)."""
         a = self._a
+        if ev.kind == "speaking":
+            a.speaking(self._continuation.prefixed(ev.audio))
+            return
         if a.listening() and ev.kind != "pause" and ev.kind != "resumed":
             return  # push-to-talk: the key, not the segmenter, says when the turn starts and ends
         if ev.kind == "speech_started":
