@@ -175,7 +175,7 @@ class Transcriber:
 
     def detect_language(self, audio: np.ndarray) -> tuple[str, float]:
         """The language whisper hears in `audio` and its probability, from one encoder pass and
-        one decoder step (~0.7x a transcription); ("", 0.0) from an English-only model. Blocks.
+        one decoder step (~0.8x a transcription here); ("", 0.0) from an English-only model. Blocks.
         The encoder runs at the context of the call before (whisper.cpp sets `audio_ctx` only
         in a transcription): the last utterance's, or the full window on a fresh model."""
         if self.english_only:

@@ -12,9 +12,9 @@ Items arrive on `queue` as (audio, t_speech_end, end_sample, final, ended):
   not (the next utterance holds these words; continuation.py).
 `end_sample` is a position on the clock of the segmenter that saw the pause (-1: none).
 On Automatic, a `LanguageSample` (an utterance's first second, `speaking`) comes first: whisper
-finds the language in it while the user goes on talking, and the utterance's transcriptions
-use that language instead of each finding it again (~0.7x a transcription each, after the end of
-speech: bench/languages).
+finds the language in it while the user goes on talking (one encoder pass), and the utterance's
+transcriptions use that language instead of each finding it again after the end of speech
+(bench/languages). `speaking` is called from the audio thread.
 At a pause the voice's last pitch is read against where the user's statements end (`pitch`,
 learnt from the utterances heard as words; ears/prosody.py) and, hands-free (`score_pauses`), the
 audio turn model hears whether the utterance sounds finished (ears/turn_model.py, ~50 ms on one
@@ -46,7 +46,7 @@ from app.ears.prosody import FinalPitch
 from app.ears.silero import SpeechModel, SpeechModelUnavailable
 from app.ears.transcriber import SttConfig, Transcriber, Transcript
 from app.ears.turn_model import TurnModel, TurnModelUnavailable
-from app.ears.vad import VadConfig
+from app.ears.vad import RATE, VadConfig
 from app.ears.wake import strip_wake_command
 from app.loop.continuation import Continuation, Ended
 from app.loop.events import Event, State
@@ -179,7 +179,7 @@ class Hearing:
         language, p = self.transcriber.detect_language(audio)
         self._language = (language, len(audio)) if language else None
         self.languages_found += bool(language)
-        log.info("language while speaking: %s (p %.2f, %.1f s heard)", language or "?", p, len(audio) / 16000)
+        log.info("language while speaking: %s (p %.2f, %.1f s heard)", language or "?", p, len(audio) / RATE)
 
     def _language_of(self, audio: np.ndarray) -> str | None:
         """The language found while `audio` was spoken. An utterance shorter than the sample
