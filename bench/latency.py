@@ -6,7 +6,8 @@ the app does (the turn model and the speech model in the path). Per voice family
 en-us; the natural voice, Piper's joe, as people sound), in one run, same models:
 - hands-free, complete questions, for (a) the earlier words rule (the words' end-of-turn
   probability on the 0.001-0.2 scale, no turn model) and (b) today's rule (the words and the
-  turn model, loop/turn_end.py); stages in ms after the end of speech;
+  turn model, loop/turn_end.py); stages in ms after the end of speech, and the CPU each thread
+  used per turn (bench/thread_cpu.py);
 - hands-free, utterances with a 500-800 ms pause mid-sentence ("What is the capital of ...
   France?"), both rules, said two ways (`through`: one sentence, the voice up at the pause;
   `apart`: the head said alone, ending like a finished sentence): how often the turn ended at the
@@ -28,9 +29,7 @@ Run: .venv/bin/python -m bench.latency [--questions 12] [--families espeak,natur
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import queue
 import tempfile
 import time
 from pathlib import Path
@@ -43,7 +42,9 @@ import soundfile as sf
 from app.brain.records import RemoteConfig
 from app.loop.turn_end import TurnEndConfig
 from bench.common import emit, pct, until_quiet
+from bench.latency_rig import Rig
 from bench.phrases import PAUSED, PHRASES
+from bench.thread_cpu import cpu_by_thread, spent
 from bench.voices import PIPER, available, said_apart, said_through, speak
 from tests.support.pulse import VirtualAudio
 
@@ -56,94 +57,6 @@ def first_heard(times: np.ndarray, rms: np.ndarray, after: float) -> float | Non
     return float(t[0]) if len(t) else None
 
 
-class Rig:
-    """One Assistant as the app runs it (the turn model and the speech model in the path) on the
-    default models (pinned persona, greedy) and its event queue. `turn_end`: None = the app's
-    rule; `turn_model`: False = the words alone; `remote`: a server as the brain."""
-
-    def __init__(
-        self,
-        tmp: Path,
-        hands_free: bool,
-        turn_end: TurnEndConfig | None = None,
-        turn_model: bool = True,
-        remote: RemoteConfig | None = None,
-        threads: int | None = None,
-        voice: str | None = None,
-    ):
-        from app.brain.conversation import LlmConfig
-        from app.brain.persona import PINNED_TIME, Persona
-        from app.brain.sampling import SamplingConfig
-        from app.catalog.catalog import default_model_path
-        from app.ears.transcriber import SttConfig
-        from app.ears.vad import VadConfig
-        from app.loop.assistant import Assistant, AssistantConfig
-        from app.voice.speaker import SpeakerConfig
-
-        self.tmp = tmp
-        self.llm = LlmConfig(
-            default_model_path("llm"),
-            n_ctx=2048,
-            sampling=SamplingConfig(temperature=0),
-            max_tokens=48,
-            n_threads=threads,
-        )
-        self.stt = SttConfig(default_model_path("whisper"))
-        self.persona = Persona(now=PINNED_TIME)  # the prompt carries the time; pinned, replies repeat
-        self.events: queue.Queue = queue.Queue()
-        cfg = AssistantConfig(
-            llm=self.llm,
-            stt=self.stt,
-            remote=remote,
-            persona=self.persona,
-            hands_free=hands_free,
-            vad=VadConfig(speech_model=default_model_path("vad")),
-            turn_end=turn_end or TurnEndConfig(),
-            turn_model=default_model_path("turn") if turn_model else None,
-            speaker=SpeakerConfig(voice=voice),
-        )
-        self.a = Assistant(cfg, self.events.put)
-        self.a.start()
-        loaded: set[str] = set()
-        while loaded != {"llm", "whisper"}:
-            ev = self.events.get(timeout=120)
-            if ev.kind == "loading":
-                loaded.add(ev.data["part"])
-            elif ev.kind == "error":
-                raise RuntimeError(ev.data["message"])
-
-    def drain(self, seconds: float) -> list:
-        """Events arriving within `seconds`."""
-        out, end = [], time.monotonic() + seconds
-        while (left := end - time.monotonic()) > 0:
-            with contextlib.suppress(queue.Empty):
-                out.append(self.events.get(timeout=min(left, 0.2)))
-        return out
-
-    def wait_turn(self, since: float, timeout: float = 60) -> tuple[dict | None, list]:
-        """The first turn whose speech ended after `since` (perf_counter), and the events seen."""
-        seen, end = [], time.monotonic() + timeout
-        while time.monotonic() < end:
-            try:
-                ev = self.events.get(timeout=0.5)
-            except queue.Empty:
-                continue
-            seen.append(ev)
-            if ev.kind == "turn" and ev.data["t_speech_end"] >= since:
-                return ev.data, seen
-        return None, seen
-
-    def quiet_down(self) -> None:
-        """Stop the reply (its latency is measured), fresh conversation for the next question."""
-        self.a.interrupt()
-        self.a.speaker.wait(30)
-        self.a.new_conversation()
-        self.drain(0.5)
-
-    def close(self) -> None:
-        self.a.shutdown()
-
-
 def hands_free(audio: VirtualAudio, rig: Rig, wavs: list[Path]) -> tuple[dict[str, list[float]], list[dict]]:
     from tests.support.monitor import Monitor
 
@@ -152,13 +65,17 @@ def hands_free(audio: VirtualAudio, rig: Rig, wavs: list[Path]) -> tuple[dict[st
     for i, wav in enumerate(wavs):
         mon = Monitor(rig.tmp / f"hf{id(rig)}-{i}")
         t0 = time.perf_counter()
+        cpu_before = cpu_by_thread()
         audio.play_into_mic(wav).wait(30)
         turn, _ = rig.wait_turn(t0)
         time.sleep(0.3)
+        cpu = spent(cpu_before, cpu_by_thread())
         times, rms = mon.stop()
         rig.quiet_down()
         if turn is None:
             continue
+        for name, seconds in cpu.items():
+            stages.setdefault(f"cpu:{name}", []).append(seconds * 1000)
         heard = first_heard(times, rms, turn["t_speech_end"])  # perf_counter == monotonic on Linux
         turn["t_heard_ms"] = round((heard - turn["t_speech_end"]) * 1000) if heard else None
         for k in STAGES:
@@ -312,7 +229,12 @@ def hands_free_rule(
     r = Rig(tmp, hands_free=True, **rig)
     try:
         stages, samples = hands_free(audio, r, wavs)
-        out: dict = {"stages_ms": summary(stages), "samples": samples}
+        cpu = {k.removeprefix("cpu:"): v for k, v in stages.items() if k.startswith("cpu:")}
+        out: dict = {
+            "stages_ms": summary({k: v for k, v in stages.items() if not k.startswith("cpu:")}),
+            "cpu_ms_per_turn": summary(cpu),  # from the question's first sound to the reply heard
+            "samples": samples,
+        }
         if paused_by_way:
             out["paused"] = {way: paused(audio, r, items) for way, items in paused_by_way.items()}
         return out

@@ -101,6 +101,22 @@ def prosody_row(r: dict) -> Row:
     )
 
 
+def cpu_rows(family: str, cpu: dict | None) -> list[Row]:
+    """CPU per hands-free turn by thread (bench/thread_cpu.py), the busiest first."""
+    if not cpu:
+        return []
+    busy = sorted(((v["p50"], k) for k, v in cpu.items() if v["p50"] >= 10), reverse=True)
+    return [
+        (
+            "latency",
+            f"{family} voice: CPU per hands-free turn by thread, p50 (question's first sound → reply "
+            "heard; a thread's native workers count as it)",
+            " · ".join(f"{name} {ms} ms" for ms, name in busy),
+            "reported",
+        )
+    ]
+
+
 def latency_rows(lat: dict) -> list[Row]:
     """Voice-to-voice and turn-taking per voice family (bench/latency.py): today's rule against
     the earlier one, a remote brain, push-to-talk and the sequential baseline, in one run."""
@@ -124,6 +140,7 @@ def latency_rows(lat: dict) -> list[Row]:
                 stages,
                 "",
             ),
+            *cpu_rows(family, rules["today"].get("cpu_ms_per_turn")),
             (
                 "latency",
                 f"{family} voice: hands-free voice-to-voice p50 / p90, today's rule (the earlier words "

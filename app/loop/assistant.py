@@ -14,12 +14,10 @@ Barge-in: `press()` (or, hands-free, sustained user speech over the echo) stops 
 flag (generation stops within one token). The conversation then keeps what the listener heard
 of the reply, closed with the end-of-turn tokens (`Responder.settle_heard`).
 
-Early transcription and tentative turns (hearing.py, tentative_turns.py): a turn starts at a
-short pause, held until the end of speech confirms it; speech soon after takes it back
-(continuation.py); blocks to utterances: utterances.py. docs/architecture.md tells why.
-
-Events go to `on_event(Event)` from the worker threads; adapters (terminal, Qt) marshal them.
-Each turn ends with a `turn` event carrying its latency stamps (ms after the end of speech).
+A turn starts at a short pause, held until the end of speech confirms it (hearing.py,
+tentative_turns.py; continuation.py; utterances.py). Events go to `on_event(Event)` from the
+worker threads, whose OS names are theirs (top -H); adapters (terminal, Qt) marshal them. Each
+turn ends with a `turn` event carrying its latency stamps (ms after the end of speech).
 """
 
 from __future__ import annotations
@@ -54,6 +52,7 @@ from app.loop.tentative_turns import TentativeTurns
 from app.loop.turn import Turn
 from app.loop.utterances import AssistantView, Utterances
 from app.loop.voice_control import VoiceControl
+from app.system.thread_names import named_thread
 from app.voice.speaker import SpeakerConfig, SpeakerEvent
 
 log = logging.getLogger(__name__)
@@ -129,7 +128,7 @@ class Assistant:
             self.devices.start()
             llm_run = functools.partial(self.llm.run, self.speaker)
             for name, target in (("assistant-stt", self.hearing.run), ("assistant-llm", llm_run)):
-                t = threading.Thread(target=target, name=name, daemon=True)
+                t = named_thread(target, name)
                 t.start()
                 self._threads.append(t)
 

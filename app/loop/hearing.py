@@ -52,6 +52,7 @@ from app.loop.continuation import Continuation, Ended
 from app.loop.events import Event, State
 from app.loop.tentative_turns import TentativeTurns
 from app.loop.turn import Turn
+from app.system.thread_names import name_os_thread
 
 log = logging.getLogger(__name__)
 Heard = tuple[np.ndarray, float, int, bool, Ended | None]  # audio, t_speech_end, end_sample, final, ended
@@ -160,7 +161,7 @@ class Hearing:
             return
         try:
             self.turn_model = TurnModel(self.turn_model_path)
-            self._scorer = ThreadPoolExecutor(1, thread_name_prefix="turn-model")
+            self._scorer = ThreadPoolExecutor(1, "turn-model", initializer=name_os_thread)
         except TurnModelUnavailable as exc:
             self._error(f"Hands-free turns end by your words alone: {exc}", "turn")
 

@@ -35,6 +35,7 @@ import numpy as np
 
 from app.catalog.languages import primary
 from app.system.sound_devices import close_stream
+from app.system.thread_names import named_thread
 from app.voice.natural_voice import Cancelled
 from app.voice.output_buffer import OutputBuffer
 from app.voice.sentence_queue import SentenceQueue, SpeakerEvent
@@ -130,8 +131,8 @@ class Speaker(SentenceQueue):
         self._holes = 0  # holes inside sentences so far (playback thread)
         self._closed = False
         self._threads = [
-            threading.Thread(target=self._synth_loop, name="speaker-synth", daemon=True),
-            threading.Thread(target=self._play_loop, name="speaker-play", daemon=True),
+            named_thread(self._synth_loop, "speaker-synth"),
+            named_thread(self._play_loop, "speaker-play"),
         ]
         for t in self._threads:
             t.start()
