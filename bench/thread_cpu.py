@@ -2,10 +2,11 @@
 
 The app names its threads for the OS (app/system/thread_names.py), and the native workers a
 thread starts carry its name (whisper's OpenMP team: `assistant-stt`; ggml's: `assistant-llm`),
-so the time of a name is the time of its stage. Threads the app does not name (PortAudio's
-callback, onnxruntime's, the bench's own) count under the process's name; threads that ended
-between two readings count under ENDED (their name then shows less than nothing: their
-time moved). Clock ticks: 10 ms resolution.
+so the time of a name is the time of its stage. Threads the app does not name (the main
+thread, onnxruntime's, the bench's own) count under the process's name. Threads that ended
+between two readings count under ENDED (their name then shows less than nothing: their time
+moved); llama.cpp built without OpenMP starts its ggml workers for each decode and joins them,
+so ENDED is mostly the llm thread's second core. Clock ticks: 10 ms resolution.
 """
 
 from __future__ import annotations

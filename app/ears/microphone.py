@@ -37,6 +37,7 @@ import numpy as np
 import soxr
 
 from app.system.sound_devices import close_stream
+from app.system.thread_names import name_os_thread
 
 log = logging.getLogger(__name__)
 RATE = 16000
@@ -133,6 +134,7 @@ class Microphone:
         self._mark: int | None = None
         self._written_cond = threading.Condition(self._lock)
         self._callback_failed = False
+        self._callback_thread = 0  # PortAudio's thread that calls `_callback` (named for the OS)
         self.capture_rate = RATE
         self.overflows = 0
 
@@ -196,6 +198,9 @@ class Microphone:
             self.on_error("the microphone stopped (device unplugged or failed); reopen it in Settings")
 
     def _callback(self, indata: np.ndarray, frames: int, _time, status) -> None:
+        if self._callback_thread != (tid := threading.get_native_id()):  # a stream's first block
+            self._callback_thread = tid
+            name_os_thread("mic-callback")  # hands-free, the VAD and echo guard run here
         if status and status.input_overflow:
             self.overflows += 1
         mono = indata[:, 0]
