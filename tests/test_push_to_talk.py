@@ -4,6 +4,7 @@ the real window under Xvfb, keys sent by xdotool through XTest, questions throug
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -132,5 +133,17 @@ def test_holding_space_through_spoken_questions_makes_one_turn_each(x11, virtual
     assert r.returncode == 0, r.stderr[-3000:]
     turns = json.loads(r.stdout.strip().splitlines()[-1])
     assert len(turns) == len(QUESTIONS), turns
-    assert "france" in turns[0].lower() and "capital" in turns[0].lower(), turns
-    assert "spider" in turns[1].lower() and "legs" in turns[1].lower(), turns
+    for question, turn in zip(QUESTIONS, turns, strict=True):
+        assert whole(question, turn), turns
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"[a-z]+", text.lower())
+
+
+def whole(question: str, heard: str) -> bool:
+    """The turn holds the whole question: its first and last words, and all but two of the rest.
+    Which words whisper tiny.en writes for espeak-ng is not what the key guarantees: with one core
+    busy, "a spider" comes out as "I either" about once in ten runs."""
+    said, got = words(question), set(words(heard))
+    return said[0] in got and said[-1] in got and sum(w not in got for w in said) <= 2
