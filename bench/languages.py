@@ -96,12 +96,12 @@ def natural_16k(engine, text: str) -> np.ndarray:
     return soxr.resample(speech.pcm, speech.sample_rate, 16000).astype(np.float32)
 
 
-def while_speaking(stt, audio: np.ndarray) -> tuple[str, float] | None:
+def while_speaking(stt, audio: np.ndarray, vad: VadConfig) -> tuple[str, float] | None:
     """Automatic as the app runs it: the language found in the `speaking` sample, then the
     transcription in it. (language, seconds after the end of speech): the stt thread does one
     thing at a time, so a detection still running at the end of speech delays the
     transcription. None: the utterance ended before a sample (whisper finds it at the end)."""
-    seg = Segmenter(VadConfig())
+    seg = Segmenter(vad)
     sample_at = end_at = -1
     sample = None
     padded = np.concatenate([audio, np.zeros(RATE, np.float32)])  # the silence that ends it
@@ -132,6 +132,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="tiny.en-q4_0,base-q5_1")
     ap.add_argument("--per", type=int, default=5, help="questions per language (at most 5)")
+    ap.add_argument(
+        "--sample-ms",
+        type=int,
+        default=VadConfig().language_ms,
+        help="speech before the language sample is taken (VadConfig.language_ms)",
+    )
     args = ap.parse_args()
     from app.ears.transcriber import SttConfig, Transcriber
 
@@ -162,7 +168,7 @@ def main() -> None:
                 auto = stt.transcribe(audio)
                 r.setdefault("found", []).append(auto.language == language)
                 r.setdefault("auto_over_fixed", []).append(auto.transcribe_s / max(fixed.transcribe_s, 1e-6))
-                if (early := while_speaking(stt, audio)) is not None:
+                if (early := while_speaking(stt, audio, VadConfig(language_ms=args.sample_ms))) is not None:
                     r.setdefault("found_early", []).append(early[0] == language)
                     r.setdefault("early_over_fixed", []).append(early[1] / max(fixed.transcribe_s, 1e-6))
             print(f"{name} {language} {voice}: {fixed.text!r}", flush=True)
@@ -185,7 +191,7 @@ def main() -> None:
             for (language, voice), r in per.items()
         }
         print(name, rows[name], flush=True)
-    emit("languages", {"clips": len(clips), "models": rows})
+    emit("languages", {"clips": len(clips), "sample_ms": args.sample_ms, "models": rows})
 
 
 if __name__ == "__main__":
