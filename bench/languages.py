@@ -13,7 +13,7 @@ transcription in it; and found by whisper in the whole utterance (what an uttera
 a second gets). For each: the languages found (accuracy) and the time after the end of speech
 over the fixed language's, in the same run (issue #32's target: <= 1.3x). espeak-ng's voices are far from a
 person's: the error rates are an upper bound for human speech, and detection is measured on them.
-Run: .venv/bin/python -m bench.languages [--models tiny.en-q4_0,base-q5_1] [--per 5]
+Run: .venv/bin/python -m bench.languages [--models tiny.en-q4_0,base-q5_1] [--per 5] [--sample-ms 1000]
 """
 
 from __future__ import annotations
