@@ -91,14 +91,14 @@ class Faults(logging.Handler):
 
 
 class RanDry(logging.Handler):
-    """The speaker's output underflows, by where they fell (app/voice/speaker.py `_ran_dry`)."""
+    """The speaker's output underflows, by where they fell (app/voice/device_output.py `ran_dry`)."""
 
     def __init__(self) -> None:
         super().__init__(logging.INFO)
         self.inside = self.before = 0
 
     def emit(self, record: logging.LogRecord) -> None:
-        from app.voice.speaker import RAN_DRY
+        from app.voice.device_output import RAN_DRY
 
         message = record.getMessage()
         if message.startswith(RAN_DRY):

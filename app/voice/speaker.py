@@ -34,18 +34,15 @@ from typing import Any, Final, Literal
 import numpy as np
 
 from app.catalog.languages import primary
-from app.system.sound_devices import close_stream
 from app.system.thread_names import named_thread
+from app.voice.device_output import DeviceOutput
 from app.voice.natural_voice import Cancelled
-from app.voice.output_buffer import OutputBuffer
 from app.voice.sentence_queue import SentenceQueue, SpeakerEvent
 from app.voice.synthesizer import Speech
 from app.voice.voices import open_engine
 
 log = logging.getLogger(__name__)
 BLOCK_S = 0.02
-DRY_INSIDE_FROM: Final = 2  # the first write whose underflow report is a hole in speech (_ran_dry)
-RAN_DRY: Final = "output underflow"  # the log line's head (bench.monkey counts them)
 
 
 @dataclass
@@ -125,10 +122,8 @@ class Speaker(SentenceQueue):
         self._synthesized_cv = threading.Condition()
         self._pending = 0
         self._lock = threading.Lock()
-        self._stream: Any = None  # sounddevice.OutputStream, opened per reply
         c = self.config
-        self._buffer = OutputBuffer.for_device(c.device, c.latency, c.latency_most)  # grows after a hole
-        self._holes = 0  # holes inside sentences so far (playback thread)
+        self._output = DeviceOutput(c.device, c.latency, c.latency_most)  # the playback thread's
         self._closed = False
         self._threads = [
             named_thread(self._synth_loop, "speaker-synth"),
@@ -159,8 +154,8 @@ class Speaker(SentenceQueue):
 
     @property
     def holes(self) -> int:
-        """Holes in the speech so far: the device ran dry inside a sentence (`_ran_dry`)."""
-        return self._holes
+        """Holes in the speech so far: the device ran dry inside a sentence (device_output.py)."""
+        return self._output.holes
 
     def wait_synthesized(self, index: int, timeout: float) -> bool:
         """Block until sentence `index` is synthesized (or dropped); False on timeout. The reply's
@@ -216,7 +211,7 @@ class Speaker(SentenceQueue):
         if self._threads[1].is_alive():  # still inside a write: closing under it aborts PortAudio
             log.warning("speaker: playback thread did not stop; its stream is left to it")
             return
-        self._close_stream()
+        self._output.close()
 
     # ----- threads -------------------------------------------------------------------------
     def _emit(self, event: SpeakerEvent) -> None:
@@ -285,63 +280,17 @@ class Speaker(SentenceQueue):
                 if gen != self._generation:
                     raise
 
-    def _open_stream(self, rate: int):
-        import sounddevice as sd
-
-        stream = sd.OutputStream(
-            samplerate=rate,
-            channels=1,
-            dtype="float32",
-            device=self.config.device,
-            latency=self._buffer.latency,
-        )
-        stream.start()
-        log.info("output stream open: %.0f ms of output latency", stream.latency * 1000)
-        return stream
-
-    def _ran_dry(self, write_index: int) -> None:
-        """Playback thread: a write of this sentence (its `write_index`th block) reported that
-        the device ran dry. PortAudio reports a dry spell late: the one before write k comes with
-        write k + 1 (measured on PulseAudio at 9-200 ms of latency: the pause between two
-        sentences always comes with the second write, a stall after write k with write k + 2).
-        So a report before DRY_INSIDE_FROM is the longer pause before this sentence (the next one
-        was not ready: the brain or the synthesis was busy), and later ones are holes in speech."""
-        if write_index >= DRY_INSIDE_FROM:
-            log.info("%s: a hole inside a sentence", RAN_DRY)
-            self._holes += 1
-            self._buffer.hole()
-        else:
-            log.info("%s: a longer pause before a sentence", RAN_DRY)
-        if self.on_gap is not None:
-            self.on_gap()
-
-    def _abort_stream(self) -> None:
-        """Playback thread: silence the stream now (it is reopened for the next sentence)."""
-        stream = self._stream
-        if stream is not None:
-            try:
-                stream.abort()
-            except Exception as exc:  # the device went away
-                log.debug("abort: %s", exc)
-
-    def _close_stream(self) -> None:
-        """Close the output stream once: the playback thread (after a failed write) and close()
-        may both try, and closing one stream twice at once aborts PortAudio."""
-        with self._lock:
-            stream, self._stream = self._stream, None
-        close_stream(stream, "output")
-
     def _play_loop(self) -> None:
         while True:
             try:
                 item = self._pcm_q.get(timeout=0.5)
             except queue.Empty:
-                self._close_stream()  # idle: release the device
+                self._output.close()  # idle: release the device
                 continue
             if item is None:
                 return
             if item == _SILENCE:
-                self._abort_stream()
+                self._output.abort()
                 continue
             gen, index, speech, hold = item
             if hold is not None:
@@ -356,12 +305,9 @@ class Speaker(SentenceQueue):
     def _play_one(self, gen: int, index: int, speech: Speech) -> None:
         text, pcm, rate = speech.text, speech.pcm, speech.sample_rate
         playing = _Playing(gen, index, speech)
-        holes = self._holes
+        holes = self._output.holes
         try:
-            if self._stream is None or not self._stream.active or self._stream.samplerate != rate:
-                self._close_stream()
-                self._stream = self._open_stream(rate)
-            stream = self._stream
+            stream = self._output.stream_for(rate)
             block = int(rate * BLOCK_S)
             playing.buffered = int(float(stream.latency) * rate)
             self._playing = playing
@@ -375,22 +321,24 @@ class Speaker(SentenceQueue):
                 if self.on_level is not None and start % (2 * block) == 0:
                     self.on_level(float(np.sqrt(np.mean(chunk**2))) if len(chunk) else 0.0)
                 if stream.write(chunk):
-                    self._ran_dry(start // block)
+                    self._output.ran_dry(start // block)
+                    if self.on_gap is not None:
+                        self.on_gap()
                 playing.written = start + len(chunk)
             with self._lock:
                 finished = gen == self._generation
                 self._playing = None
             if finished:
-                if self._holes == holes:
-                    self._buffer.sentence_played()
+                if self._output.holes == holes:
+                    self._output.buffer.sentence_played()
                 self._emit(SpeakerEvent("sentence_finished", text, index))
             else:
-                self._abort_stream()  # stopped mid-sentence: drop what the device still holds
+                self._output.abort()  # stopped mid-sentence: drop what the device still holds
         except Exception as exc:
             if gen == self._generation:  # an abort from stop() is not an error
                 log.warning("audio output failed: %s", exc)
                 self._emit(SpeakerEvent("error", text, index, message=f"audio output failed: {exc}"))
-            self._close_stream()
+            self._output.close()
         self._playing = None
         self._finish_one(gen)
 
