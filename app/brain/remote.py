@@ -55,7 +55,15 @@ from app.brain.persona import Persona
 from app.brain.records import BrainError, Exchange, LoadResult, Message, RemoteConfig, TurnStats
 from app.brain.retry_seeds import RetrySeeds
 from app.brain.server_probe import first_model, server_context
-from app.brain.server_replies import DroppedStream, Reading, context_size_in, explain, read_reply
+from app.brain.server_replies import (
+    DroppedStream,
+    Reading,
+    connection_reset,
+    context_size_in,
+    explain,
+    read_reply,
+    smaller_context_notice,
+)
 from app.brain.session_files import REMOTE
 from app.brain.shared_memory import SharedMemory, join, learn_from, remembered
 from app.brain.turn_language import read_as
@@ -63,11 +71,6 @@ from app.brain.user_turn import TurnGate
 
 log = logging.getLogger(__name__)
 TURN_OVERHEAD = 8  # template tokens around one message (role markers, end of turn)
-
-
-def _reset(exc: BaseException | None) -> bool:
-    """A connection that failed under the request (reset, closed), not a timeout."""
-    return isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError)
 
 
 def estimate_tokens(text: str) -> int:
@@ -228,7 +231,7 @@ class RemoteConversation:
                 if retry is None:
                     raise
                 older = sum(ex.tokens for ex in self.kept)
-                stats.notice, stats.n_ctx = self._learned_notice(), self.n_ctx
+                stats.notice, stats.n_ctx = smaller_context_notice(self.n_ctx), self.n_ctx
                 try:
                     yield from turn.pieces(read_reply(retry, cancel, stats, pieces, read, self.url))
                 except Exception:
@@ -271,7 +274,7 @@ class RemoteConversation:
         the context to be below N, leave out the oldest whole exchanges and send the request
         once more. Returns the new response, or None (and changes nothing) when this was not
         such a failure, nothing can be left out, or the retry fails too."""
-        if not self.kept or not (isinstance(exc, DroppedStream) or _reset(exc)):
+        if not self.kept or not (isinstance(exc, DroppedStream) or connection_reset(exc)):
             return None  # a timeout: a slow server, not a small one
         before = self._snapshot()
         sent = self.head_tokens + sum(ex.tokens for ex in self.kept) + estimate_tokens(text)
@@ -283,7 +286,7 @@ class RemoteConversation:
                 return self._open(text)
             except BrainError as retry_exc:
                 cause = retry_exc.__cause__
-                if not attempt and _reset(cause):  # the server closed the kept-alive connection
+                if not attempt and connection_reset(cause):  # the server closed the kept-alive connection
                     continue
                 log.info("the retry failed too (%s): the conversation is left as it was", retry_exc)
         self._restore(before)
@@ -298,12 +301,6 @@ class RemoteConversation:
         kept, self.n_ctx, self.ctx_source, counters, self.note = before
         self.kept = list(kept)
         self.shifts, self.discarded, self.dropped_turns = counters
-
-    def _learned_notice(self) -> str:
-        return (
-            f"The language model server holds fewer tokens than assumed (under {self.n_ctx}): "
-            "the oldest turns are left out from now on so the conversation goes on."
-        )
 
     def amend_last_reply(self, text: str, unspoken: str = "", interrupted: bool = True) -> bool:
         """The newest reply becomes `text` (what was heard, or another version of it): it is
@@ -397,12 +394,3 @@ class RemoteConversation:
         """Resume: the same request head as before (the server's cache may still hold it). With
         another persona the conversation goes on under the new system prompt."""
         return remote_session.load(self, directory / REMOTE)
-
-
-def describe_server(url: str, model: str = "") -> str:
-    """Connect to a server as the app would and say what it offers ("model M, context N tokens
-    (where that came from)"); raises BrainError. For connection tests (Settings, doctor)."""
-    config = RemoteConfig(url, model, connect_timeout_s=3, stall_timeout_s=10)
-    brain = RemoteConversation(config)
-    brain.close()
-    return f"model {brain.model}, context {brain.n_ctx} tokens ({brain.ctx_source})"

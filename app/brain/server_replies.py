@@ -139,6 +139,19 @@ class StreamReader:
         self._stopped.set()
 
 
+def connection_reset(exc: BaseException | None) -> bool:
+    """A connection that failed under the request (reset, closed), not a timeout."""
+    return isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError)
+
+
+def smaller_context_notice(n_ctx: int) -> str:
+    """The turn's notice when a server turned out to hold fewer tokens than assumed."""
+    return (
+        f"The language model server holds fewer tokens than assumed (under {n_ctx}): "
+        "the oldest turns are left out from now on so the conversation goes on."
+    )
+
+
 def error_text(exc: openai.APIStatusError) -> str:
     body = exc.body
     if isinstance(body, dict):

@@ -179,7 +179,7 @@ def check_qt() -> list[Check]:
 def check_server(url: str, model: str) -> list[Check]:
     """A remote language model: reachable, which model, how much context (required when asked)."""
     from app.brain.records import BrainError
-    from app.brain.remote import describe_server
+    from app.brain.server_check import describe_server
 
     try:
         return [Check("server", True, f"{url}: {describe_server(url, model)}")]

@@ -48,7 +48,7 @@ class ServerChooser(QWidget):
 
         def work() -> None:
             from app.brain.records import BrainError
-            from app.brain.remote import describe_server
+            from app.brain.server_check import describe_server
 
             try:
                 self.checked.emit(f"✓ Connected: {describe_server(url, model)}.")
