@@ -19,8 +19,8 @@ from bench.vad import noise
 from bench.voices import said_apart
 from tests.conftest import espeak, load16k
 from tests.support.assistant_rig import Recorder, make, spoken_turn
+from tests.support.conversations import assert_consistent
 from tests.support.pulse import envelope, stop_recording
-from tests.test_llm import assert_consistent
 
 
 def paused_wav(head: str, tail: str, pause_s: float, out: Path, voice: str = "en-us") -> Path:
@@ -106,7 +106,7 @@ def test_noise_never_starts_a_turn(
         quiet_since = time.monotonic()
         while time.monotonic() - quiet_since < 2.0:
             assert time.monotonic() < deadline, rec.story()
-            if a.state != State.IDLE or not a._stt_q.empty():
+            if a.state != State.IDLE or not a.hearing.queue.empty():
                 quiet_since = time.monotonic()
             time.sleep(0.05)
     finally:
@@ -154,7 +154,7 @@ def test_a_withdrawn_speculative_reply_never_sounds(
     try:
         n0 = a.conversation.n_past
         t0 = time.monotonic()
-        a._stt_q.put((first, time.perf_counter(), len(first), False, None))  # a pause after "story"
+        a.hearing.queue.put((first, time.perf_counter(), len(first), False, None))  # a pause after "story"
         deadline = time.monotonic() + 60
         while not (a.responder._gate is not None and a.responder._gate.ready and a.speaker.busy):
             assert time.monotonic() < deadline, "no speculative first words"
@@ -166,7 +166,7 @@ def test_a_withdrawn_speculative_reply_never_sounds(
             time.sleep(0.01)
         t_withdrawn = time.monotonic()
         time.sleep(0.5)
-        a._stt_q.put((whole, time.perf_counter(), len(whole), True, None))
+        a.hearing.queue.put((whole, time.perf_counter(), len(whole), True, None))
         turn = rec.wait_for("turn", 90)
         assert a.speaker.wait(60)
         time.sleep(0.3)

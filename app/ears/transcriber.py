@@ -18,6 +18,7 @@ the transcription. Never call it on a GUI thread.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import re
@@ -63,6 +64,13 @@ class SttConfig:
     chunk_s: float = 7.5  # longer audio is cut at pauses into pieces up to this long (<= 30)
     fallback: bool = True  # re-decode at higher temperatures when greedy output looks wrong (-nf: off)
     max_pause_ms: int = 300  # longer silences inside a clip are cut to this before whisper (0: off)
+
+    def renamed(self, old_bot: str, bot: str) -> SttConfig:
+        """These settings for a conversation with `bot` instead of `old_bot`: a prompt that
+        named the old assistant (`names_prompt`) names the new one; any other stays."""
+        if self.initial_prompt != names_prompt(old_bot):
+            return self
+        return dataclasses.replace(self, initial_prompt=names_prompt(bot))
 
 
 @dataclass

@@ -38,7 +38,6 @@ from app.brain.persona import Persona
 from app.ears import vad
 from app.ears.echo import EchoGuard
 from app.ears.microphone import Level, Microphone
-from app.ears.transcriber import names_prompt
 from app.ears.vad import Segmenter
 from app.loop.assistant_config import AssistantConfig
 from app.loop.continuation import Continuation
@@ -91,7 +90,6 @@ class Assistant:
         )
         self.hearing.score_pauses = lambda: self.config.hands_free
         self.hearing.speech_model_loaded = self.segmenter.hear_with
-        self._stt_q = self.hearing.queue  # (audio, t_speech_end, end_sample, final, ended): hearing.py
         view = AssistantView(
             config=lambda: self.config,
             state=lambda: self.state,
@@ -106,7 +104,8 @@ class Assistant:
             emit=self.emit,
             set_state=self._set_state,
         )
-        self.utterances = u = Utterances(view, self.segmenter, self.echo, self.continuation, self._stt_q)
+        heard = self.hearing.queue  # (audio, t_speech_end, end_sample, final, ended): hearing.py
+        self.utterances = u = Utterances(view, self.segmenter, self.echo, self.continuation, heard)
         self.llm.on_loaded = u.brain_loaded
         self.llm.on_end_of_turn, self.hearing.sound_known = u.end_of_turn_known, u.sound_known
         self._closed = False
@@ -164,7 +163,7 @@ class Assistant:
         self.interrupt()
         self.devices.close()
         self.mics.close()
-        self._stt_q.put(None)
+        self.hearing.queue.put(None)
         self.llm.stop()
         deadline = time.monotonic() + timeout
         for t in self._threads:
@@ -199,7 +198,7 @@ class Assistant:
         self.segmenter.reset()
         self.mics.apply_period(self._listening)
         self._set_state(State.TRANSCRIBING)
-        self._stt_q.put((audio, time.perf_counter(), paused_at, True, None))
+        self.hearing.queue.put((audio, time.perf_counter(), paused_at, True, None))
 
     def send_text(self, text: str) -> None:
         """A typed message: goes straight to the conversation."""
@@ -293,10 +292,7 @@ class Assistant:
         """Answer as `persona` from the next turn on; the models stay loaded (the llm thread
         evaluates the new system prompt between turns), and whisper's prompt names the new
         assistant when it named the old one. Returns at once."""
-        old = self.config.persona
-        stt = self.config.stt
-        if stt.initial_prompt == names_prompt(old.bot):
-            stt = dataclasses.replace(stt, initial_prompt=names_prompt(persona.bot))
+        stt = self.config.stt.renamed(self.config.persona.bot, persona.bot)
         self.config = dataclasses.replace(self.config, persona=persona, stt=stt)
         self.hearing.change_stt(stt)
         self.llm.change_persona(persona)
