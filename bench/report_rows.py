@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from app.voice.speaker import SpeakerConfig
+from bench.report_brain import longchat_rows, memory_rows
 from bench.report_remote import server_rows
 from bench.report_turns import (
     bargein_rows,
@@ -279,102 +280,6 @@ def coldstart_rows(r: dict) -> list[Row]:
             "reported",
         ),
     ]
-
-
-def longchat_rows(r: dict) -> list[Row]:
-    """Default sampler vs the fresh baseline (same sampler, same seed) and vs `today`."""
-    configs = r["configs"]
-    if "default" not in configs:
-        return []
-    runs, today = configs["default"]["runs"], configs.get("today", {}).get("runs")  # today: optional
-    fresh = runs["fresh"]
-    seeds = sorted(fresh)
-    out = []
-    for mode in [m for m in runs if m != "fresh"]:
-        n = mode.removeprefix("ctx")
-        per = [(runs[mode][s], fresh[s]) for s in seeds]
-        share = [a["template_share"] for a, _ in per]
-        fresh_share = [f["template_share"] for _, f in per]
-        met = all(a["template_share"] <= min(0.20, 2 * f["template_share"]) for a, f in per)
-        ratio = [round(a["on_topic"] / f["on_topic"], 2) for a, f in per]
-        today_share = [today[mode][s]["template_share"] for s in seeds] if today else []
-        out += [
-            (
-                "longchat",
-                f"template share, turns 21+, n_ctx {n}, seeds {', '.join(seeds)}",
-                f"{share} (fresh {fresh_share}; before: {today_share})",
-                f"≤ 2× fresh and ≤ 0.20, every seed ({ok(met)})",
-            ),
-            (
-                "longchat",
-                f"on-topic vs fresh, n_ctx {n}",
-                f"{ratio}× ({[a['on_topic'] for a, _ in per]} vs {[f['on_topic'] for _, f in per]})",
-                f"≥ 0.9×, every seed ({ok(min(ratio) >= 0.9)})",
-            ),
-        ]
-        costs = [runs[mode][s].get("sampler_ms_per_token") for s in seeds]
-        if all(costs):
-            before = sum(c["today"] for c in costs) / len(costs)
-            after = sum(c["this"] for c in costs) / len(costs)
-            ms_token = sum(1000 / runs[mode][s]["tokens_per_s"] for s in seeds) / len(seeds)
-            ratio = (ms_token - after + before) / ms_token  # old ms / new ms: eval time is shared
-            out.append(
-                (
-                    "longchat",
-                    f"generation speed vs before: sampler cost per token on the final context, n_ctx {n}",
-                    f"{ratio:.3f}× ({after:.2f} vs {before:.2f} ms of {ms_token:.1f} ms per token)",
-                    f"≥ 0.95 ({ok(ratio >= 0.95)})",
-                )
-            )
-        passed = sum(all(runs[mode][s]["recall"].values()) for s in seeds)
-        checks = ", ".join(runs[mode][seeds[0]]["recall"])
-        out.append(
-            (
-                "longchat",
-                f"recall after the conversation ({checks}), n_ctx {n}",
-                f"{passed}/{len(seeds)} seeds",
-                f"all ({ok(passed == len(seeds))})",
-            )
-        )
-    return out
-
-
-def memory_rows(r: dict) -> list[Row]:
-    """Recall in sampled replies after ≥ 100 turns, memory note on vs off (same run)."""
-    out = []
-    seeds = len(r["seeds"])
-    for n_ctx, by in r["by_ctx"].items():
-        on, off = by["on"], by["off"]
-        name_ok = on["name"] == f"{seeds}/{seeds}" and on["repeat"] == f"{seeds}/{seeds}"
-        out += [
-            (
-                "memory",
-                f"facts recalled in sampled replies after {r['turns']} turns, n_ctx {n_ctx}, "
-                f"{seeds} seeds, note on (off); shifts {on['shifts']}",
-                f"{on['facts']} ({off['facts']}); missed: {', '.join(on['missed']) or 'none'}",
-                f"≥ 0.8 ({ok(on['facts'] >= 0.8)})",
-            ),
-            (
-                "memory",
-                f"persona's name · repeated word, n_ctx {n_ctx}, note on (off)",
-                f"{on['name']} · {on['repeat']} ({off['name']} · {off['repeat']})",
-                f"all ({ok(name_ok)})",
-            ),
-            (
-                "memory",
-                f"time per turn, note on vs off, n_ctx {n_ctx}",
-                f"{by['time_ratio']}× ({on['per_turn_ms']} vs {off['per_turn_ms']} ms)",
-                f"≤ 1.05× ({ok(by['time_ratio'] <= 1.05)})",
-            ),
-            (
-                "memory",
-                f"template share max · on-topic min, turns 21+, n_ctx {n_ctx}, note on (off)",
-                f"{on['template_share_max']} · {on['on_topic_min']} "
-                f"({off['template_share_max']} · {off['on_topic_min']})",
-                "as off",
-            ),
-        ]
-    return out
 
 
 def tts_rows(s: dict) -> list[Row]:
