@@ -7,6 +7,7 @@ devices once), so the server starts in pytest_configure, before test modules are
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -81,6 +82,14 @@ def whisper_model() -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def transcriber(whisper_model: Path):
+    """The default whisper model, loaded once per test module that uses it."""
+    from app.ears.transcriber import SttConfig, Transcriber
+
+    return Transcriber(SttConfig(whisper_model))
+
+
 @pytest.fixture(scope="session")
 def multilingual_whisper() -> Path:
     """The model a language other than English is heard with (base-q5_1), fetched by `make test`."""
@@ -109,6 +118,11 @@ def espeak(text: str, out: Path, rate: int = 16000, voice: str = "en-us", wpm: i
         data = soxr.resample(data, sr, rate)
     sf.write(out, data, rate, subtype="PCM_16")
     return out
+
+
+def words(text: str) -> list[str]:
+    """A transcript's words, lower case, without punctuation (apostrophes kept)."""
+    return re.findall(r"[a-z']+", text.lower())
 
 
 def load16k(path: Path) -> np.ndarray:

@@ -15,8 +15,8 @@ from app.loop.events import State
 from app.voice.speaker import SpeakerConfig
 from tests.conftest import espeak, load16k
 from tests.support.assistant_rig import Recorder, make, spoken_turn
+from tests.support.conversations import whole_turns
 from tests.support.monitor import Monitor
-from tests.test_llm import whole_turns
 
 
 def test_wake_command() -> None:

@@ -13,7 +13,7 @@ from app.loop.turn import Turn
 from app.loop.turn_end import TurnEndConfig
 from tests.conftest import espeak
 from tests.support.assistant_rig import Recorder, make
-from tests.test_llm import assert_consistent
+from tests.support.conversations import assert_consistent
 from tests.test_turn_taking import paused_wav
 
 

@@ -6,13 +6,10 @@ bench/fragments.py measures the same over more voices, Piper's natural voice amo
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from app.ears.hallucinations import MIN_WORD_MS, caption_phrase, invented, stock_phrase, syllables, unloop
-from app.ears.transcriber import SttConfig, Transcriber
 from tests.conftest import espeak, load16k
 
 
@@ -41,11 +38,6 @@ def test_what_the_rules_drop_and_what_they_keep() -> None:
     assert stock_phrase("Thank you!") and not stock_phrase("Thank you for the tea.")
     assert not caption_phrase("Thanks for watching the kids today.")
     assert syllables("Set a timer for 10 minutes.") == 10 and syllables("Как дела?") is None
-
-
-@pytest.fixture(scope="module")
-def transcriber(whisper_model: Path) -> Transcriber:
-    return Transcriber(SttConfig(whisper_model))
 
 
 def _room(rng: np.random.Generator, seconds: float) -> np.ndarray:

@@ -131,3 +131,16 @@ def test_no_module_sits_loose_in_app():
     """Every module lives in the package of its layer (the top holds only the entry points)."""
     loose = {p.name for p in ROOT.glob("*.py")} - {"__init__.py", "__main__.py"}
     assert not loose, f"modules outside a package: {sorted(loose)}"
+
+
+def test_no_module_is_over_400_lines():
+    """One job per module: a file that grows past 400 lines is split by job (issue #30)."""
+    repo = ROOT.parent
+    files = [p for d in ("app", "bench", "tests", "packaging") for p in (repo / d).rglob("*.py")]
+    assert len(files) > 100  # the guard sees the tree
+    long = {
+        str(p.relative_to(repo)): n
+        for p in files
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400
+    }
+    assert not long, f"modules over 400 lines: {long}"

@@ -16,7 +16,7 @@ from app.brain.sampling import SamplingConfig
 from app.brain.user_turn import ConfirmAtPrompt
 from bench.longchat import scores
 from bench.longchat_script import LINES
-from tests.test_llm import assert_consistent
+from tests.support.conversations import assert_consistent
 
 pytestmark = pytest.mark.slow  # many turns on the real model: the full suite, not `make check`
 

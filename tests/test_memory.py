@@ -19,7 +19,7 @@ from app.brain.records import Message
 from app.brain.sampling import SamplingConfig
 from app.brain.shared_memory import SharedMemory
 from app.brain.user_turn import ConfirmAtPrompt
-from tests.test_llm import assert_consistent
+from tests.support.conversations import assert_consistent
 
 pytestmark = pytest.mark.slow  # many turns on the real model
 

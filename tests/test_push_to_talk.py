@@ -4,7 +4,6 @@ the real window under Xvfb, keys sent by xdotool through XTest, questions throug
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -13,7 +12,7 @@ import threading
 import pytest
 
 from app.gui.held_key import HeldKey
-from tests.conftest import ARTIFACTS, espeak
+from tests.conftest import ARTIFACTS, espeak, words
 
 
 class Calls:
@@ -135,10 +134,6 @@ def test_holding_space_through_spoken_questions_makes_one_turn_each(x11, virtual
     assert len(turns) == len(QUESTIONS), turns
     for question, turn in zip(QUESTIONS, turns, strict=True):
         assert whole(question, turn), turns
-
-
-def words(text: str) -> list[str]:
-    return re.findall(r"[a-z]+", text.lower())
 
 
 def whole(question: str, heard: str) -> bool:

@@ -14,9 +14,9 @@ from app.brain.persona import PINNED_TIME, Persona
 from app.brain.records import RemoteConfig
 from app.brain.remote import RemoteConversation
 from app.brain.sampling import SamplingConfig
+from tests.support.conversations import assert_consistent
 from tests.support.servers import FaultServer
 from tests.test_gui import close_window, open_window, settled, shot
-from tests.test_llm import assert_consistent
 
 QUESTION = "Tell me a short story about a cat."
 
