@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import time
+import weakref
 
 import numpy as np
 import soundfile as sf
@@ -84,6 +86,21 @@ def test_a_pause_mid_sentence_does_not_cut_the_question(
     assert len(rec.of("user")) == 1
     assert [m.role for m in a.conversation.history] == ["user", "assistant"]
     assert whole_turns(a.conversation) == 1
+
+
+def test_a_shut_down_assistant_is_freed_with_its_models(
+    virtual_audio, llm_model, whisper_model, speech_dir
+) -> None:
+    """After a spoken turn (whisper ran with abort callbacks, the voice spoke) and a shutdown,
+    nothing holds the assistant: a reload (Settings) must not keep the old models. pywhispercpp
+    held the last abort callback, and through it the whole assistant, until it was cleared."""
+    wav = espeak("What is the capital of France?", speech_dir / "capital.wav", wpm=140)
+    rec, a, turn = spoken_turn(virtual_audio, llm_model, whisper_model, wav, max_tokens=8)
+    assert turn.data["reply"]
+    ref = weakref.ref(a)
+    del a, rec, turn
+    gc.collect()
+    assert ref() is None, [type(r).__name__ for r in gc.get_referrers(ref())]
 
 
 def test_push_to_talk_barges_in_and_next_question_is_answered(

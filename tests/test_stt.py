@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
 import subprocess
 import sys
 import time
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -273,3 +275,20 @@ def test_a_prompt_that_named_the_assistant_names_the_new_one() -> None:
     assert named.renamed("Aria", "Robin").initial_prompt == names_prompt("Robin")
     own = SttConfig(Path("m.bin"), initial_prompt="Glossary: Kubernetes, Grafana.")
     assert own.renamed("Aria", "Robin") is own  # the user's own prompt stays
+
+
+class _Owner:
+    def stop(self) -> bool:
+        return False
+
+
+def test_whisper_keeps_no_abort_callback_after_a_transcription(transcriber, speech_dir) -> None:
+    """pywhispercpp stores the callback where Python's collector cannot see it: left there, it
+    keeps whatever it refers to (the assistant, its models) alive for ever."""
+    audio = load16k(espeak("How do I make a cup of tea?", speech_dir / "tea-abort.wav"))
+    owner = _Owner()
+    ref = weakref.ref(owner)
+    assert "tea" in transcriber.transcribe(audio, abort=owner.stop).text.lower()
+    del owner
+    gc.collect()
+    assert ref() is None

@@ -208,12 +208,39 @@ class Transcriber:
         self, audio: np.ndarray, audio_ctx: int, abort: Callable[[], bool] | None, found: str | None
     ) -> tuple[str, float, str]:
         """whisper on one piece: (text, mean token probability, the language it was heard in)."""
+        import _pywhispercpp as pw
+
         c = self.config
         # A token budget scaled to the clip stops the repetition loops whisper can fall into.
         budget = math.ceil(len(audio) / RATE * 7) + 12
         max_tokens = min(c.max_tokens, budget) if c.max_tokens else budget
         language = self._language(found)
-        segments = self._model.transcribe(
+        try:
+            segments = self._transcribe(audio, audio_ctx, abort, language, max_tokens)
+        finally:
+            # pywhispercpp keeps the callback on the model's params (a C++ reference Python's
+            # garbage collector cannot see): kept, it would hold whoever `abort` refers to, and
+            # through them this model, alive for ever (every reloaded assistant leaked whole).
+            pw.assign_abort_callback(self._model._params, None)  # type: ignore[attr-defined]
+        texts = [s.text for s in segments]
+        probs = [s.probability for s in segments if not math.isnan(s.probability)]
+        text = collapse_repeats(" ".join(texts).strip(), len(audio) / RATE)
+        if language == AUTO:  # whisper found it on this piece's own audio
+            ctx = self._model._ctx  # type: ignore[attr-defined]  # pywhispercpp has no accessor
+            language = pw.whisper_lang_str(pw.whisper_full_lang_id(ctx))
+        return text, float(np.mean(probs)) if probs else 0.0, language
+
+    def _transcribe(
+        self,
+        audio: np.ndarray,
+        audio_ctx: int,
+        abort: Callable[[], bool] | None,
+        language: str,
+        max_tokens: int,
+    ) -> list:
+        """pywhispercpp's transcription of one piece with this config (blocks)."""
+        c = self.config
+        return self._model.transcribe(
             audio,
             abort_callback=abort,
             extract_probability=True,
@@ -232,15 +259,6 @@ class Transcriber:
             temperature_inc=0.2 if c.fallback else 0.0,
             n_threads=threads_for(c.n_threads, self._free),
         )
-        texts = [s.text for s in segments]
-        probs = [s.probability for s in segments if not math.isnan(s.probability)]
-        text = collapse_repeats(" ".join(texts).strip(), len(audio) / RATE)
-        if language == AUTO:  # whisper found it on this piece's own audio
-            import _pywhispercpp as pw
-
-            ctx = self._model._ctx  # type: ignore[attr-defined]  # pywhispercpp has no accessor
-            language = pw.whisper_lang_str(pw.whisper_full_lang_id(ctx))
-        return text, float(np.mean(probs)) if probs else 0.0, language
 
     def transcribe(
         self,
