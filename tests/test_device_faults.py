@@ -8,6 +8,7 @@ never takes the monitor for a microphone, loses no turn, and resumes without a r
 
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
@@ -196,6 +197,44 @@ def test_the_device_watch_survives_a_query_that_races_a_device_going_away() -> N
     watch._pulse = fake
     watch._run()
     assert fake.events == 4 and fake.looks == 3  # looked again after the failed query
+
+
+def test_a_device_removed_while_the_watch_looks_is_reported(virtual_audio) -> None:
+    """pulsectl dispatches the server's events inside the watcher's own queries and then forgets
+    them: a speaker unplugged while a look runs (e.g. the one a reply's new stream causes) must
+    still be reported. The look is wrapped (instrumentation, the server is real) to unplug the
+    speaker between its queries, as a user can at any moment."""
+    import sounddevice as sd
+
+    from app.system.pulse_watch import PulseWatch
+
+    changes: list = []
+    reported = threading.Event()
+    watch = PulseWatch(lambda change: (changes.append(change), reported.set()))
+    unplugged: list[str] = []
+    real_look = watch._look
+
+    def look_and_unplug_meanwhile() -> None:
+        real_look()
+        if threading.current_thread().name == "pulse-watch" and not unplugged:
+            unplugged.append(virtual_audio.unload_module("sink_name=speaker"))
+            watch._pulse.server_info()  # the next query: the removal's events arrive inside it
+
+    watch._look = look_and_unplug_meanwhile  # type: ignore[method-assign]
+    stream = sd.OutputStream(samplerate=16000, channels=1, dtype="float32")
+    stream.start()  # our playback stream, on the speaker
+    try:
+        assert watch.start()
+        virtual_audio.pactl("set-sink-volume", "speaker", "90%")  # an event: the watcher looks
+        assert reported.wait(10), "the unplugged speaker was not reported"
+        assert [(c.direction, c.change) for c in changes] == [("output", "lost")]
+        assert changes[0].device.name == "speaker"
+    finally:
+        watch.close()
+        stream.abort()
+        stream.close()
+        for spec in unplugged:
+            virtual_audio.load_module(spec)
 
 
 def test_one_device_comes_back_while_the_other_is_still_unplugged(virtual_audio) -> None:

@@ -64,6 +64,7 @@ class PulseWatch:
         self._closed = threading.Event()
         self._on: dict[str, Device] = {}  # direction -> device our stream was on at the last look
         self._lost: dict[str, Device] = {}  # direction -> device that went away, until it returns
+        self._events = 0  # server events seen (any thread of libpulse's loop: the watcher's)
 
     def start(self) -> bool:
         """Connect and start watching; False (logged) when there is no server to watch."""
@@ -100,17 +101,24 @@ class PulseWatch:
 
     # ----- watcher thread ----------------------------------------------------------------------
     def _on_event(self, _event) -> None:
+        """Counts the event, then leaves the poll (queries are not allowed inside it). pulsectl
+        also calls this for events that arrive while a query of `_look` runs, and forgets the
+        stop when the next query starts: the count is what tells `_run` to look again."""
         import pulsectl
 
-        raise pulsectl.PulseLoopStop  # leave the poll; queries are not allowed inside it
+        self._events += 1
+        raise pulsectl.PulseLoopStop
 
     def _run(self) -> None:
         import pulsectl
 
         pulse = self._pulse
+        looked_at = self._events
         while not self._closed.is_set():
             try:
-                pulse.event_listen()
+                if self._events == looked_at:  # nothing came during the last look: wait
+                    pulse.event_listen()
+                looked_at = self._events
                 if not self._closed.is_set():
                     self._look()
             except pulsectl.PulseError as exc:
