@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -180,9 +181,12 @@ class _FlakyPulse:
         import pulsectl
 
         self.looks += 1
-        if self.looks == 1:
+        if self.looks == 2:  # the first look after an event (the first is start()'s)
             raise pulsectl.PulseOperationFailed(7)
         return []
+
+    def server_info(self) -> SimpleNamespace:
+        return SimpleNamespace(default_source_name="mic", default_sink_name="speaker")
 
     sink_list = source_output_list = sink_input_list = staticmethod(list)
 
@@ -195,8 +199,9 @@ def test_the_device_watch_survives_a_query_that_races_a_device_going_away() -> N
     watch = PulseWatch(lambda change: None)
     fake = _FlakyPulse()
     watch._pulse = fake
+    watch._look()  # as start() does
     watch._run()
-    assert fake.events == 4 and fake.looks == 3  # looked again after the failed query
+    assert fake.events == 4 and fake.looks == 4  # one look per event: the failed one ended nothing
 
 
 def test_a_device_removed_while_the_watch_looks_is_reported(virtual_audio) -> None:
@@ -233,6 +238,103 @@ def test_a_device_removed_while_the_watch_looks_is_reported(virtual_audio) -> No
         watch.close()
         stream.abort()
         stream.close()
+        for spec in unplugged:
+            virtual_audio.load_module(spec)
+
+
+def _watch_reporting() -> tuple:
+    """A PulseWatch whose changes are collected; the Event is set at the first."""
+    from app.system.pulse_watch import PulseWatch
+
+    changes: list = []
+    reported = threading.Event()
+    return PulseWatch(lambda change: (changes.append(change), reported.set())), changes, reported
+
+
+def _on_watcher(fn):
+    """Wraps `fn` to run an instrumented step first, once, on the watcher's own thread."""
+    done: list[bool] = []
+
+    def wrapped(*args, **kwargs):
+        if threading.current_thread().name == "pulse-watch" and not done:
+            done.append(True)
+            return fn(*args, **kwargs)
+        return None
+
+    return wrapped
+
+
+def test_a_device_removed_between_the_queries_of_a_look_is_reported(virtual_audio) -> None:
+    """A look is several queries: a speaker unplugged between the device list and the stream list
+    shows our stream already moved while the speaker is still listed. That torn look must not
+    become the new "where we are" (the loss would then never be seen). The device list query is
+    wrapped (instrumentation, the server is real) to unplug the speaker right after it answers."""
+    import sounddevice as sd
+
+    watch, changes, reported = _watch_reporting()
+    unplugged: list[str] = []
+    stream = sd.OutputStream(samplerate=16000, channels=1, dtype="float32")
+    stream.start()  # our playback stream, on the speaker
+    try:
+        assert watch.start()  # sees the stream on the speaker
+        real_sink_list = watch._pulse.sink_list
+        unplug = _on_watcher(lambda: unplugged.append(virtual_audio.unload_module("sink_name=speaker")))
+
+        def sink_list_then_unplug():
+            sinks = real_sink_list()
+            unplug()
+            return sinks
+
+        watch._pulse.sink_list = sink_list_then_unplug
+        virtual_audio.pactl("set-sink-volume", "speaker", "90%")  # an event: the watcher looks
+        assert reported.wait(10), "the unplugged speaker was not reported"
+        assert unplugged, "the instrumented query did not run"
+        assert [(c.direction, c.change) for c in changes] == [("output", "lost")]
+        assert changes[0].device.name == "speaker" and changes[0].now is not None
+    finally:
+        watch.close()
+        stream.abort()
+        stream.close()
+        for spec in unplugged:
+            virtual_audio.load_module(spec)
+
+
+def test_a_stream_first_seen_after_its_device_went_is_a_loss(virtual_audio) -> None:
+    """A reply's stream opens on the speaker and the speaker goes before the watcher has looked
+    at the stream (milliseconds on a busy machine): the watcher first sees it on the fallback.
+    It opened on the default speaker of the last look, which is gone: that is a loss. The
+    watcher's look is held (instrumentation, the server is real) until the speaker is unplugged."""
+    import sounddevice as sd
+
+    watch, changes, reported = _watch_reporting()
+    holding, release = threading.Event(), threading.Event()
+    unplugged: list[str] = []
+    stream = None
+    try:
+        assert watch.start()  # no stream of ours yet
+        real_look = watch._look
+        hold = _on_watcher(lambda: (holding.set(), release.wait(10)))
+
+        def held_look() -> None:
+            hold()
+            real_look()
+
+        watch._look = held_look  # type: ignore[method-assign]
+        # Opening the stream makes it known to the server (an event): the watcher's look is held.
+        stream = sd.OutputStream(samplerate=16000, channels=1, dtype="float32")
+        stream.start()
+        assert holding.wait(10), "the watcher did not look at the new stream"
+        unplugged.append(virtual_audio.unload_module("sink_name=speaker"))
+        release.set()
+        assert reported.wait(10), "the unplugged speaker was not reported"
+        assert [(c.direction, c.change) for c in changes] == [("output", "lost")]
+        assert changes[0].device.name == "speaker" and changes[0].now is not None
+    finally:
+        release.set()
+        watch.close()
+        if stream is not None:
+            stream.abort()
+            stream.close()
         for spec in unplugged:
             virtual_audio.load_module(spec)
 

@@ -13,6 +13,11 @@ server reports a change, calls `on_change(DeviceChange)` from that thread when:
 - `lost`: the device a stream of ours was on was removed (the stream is now elsewhere, or gone);
 - `back`: a device we lost is present again (a recording stream not moved back by the server is
   moved to it).
+A look is a snapshot taken by several queries; it counts only when the server reported no change
+while it ran (a device removed between two queries would show our stream already moved but the
+device still present), else the watcher looks again at once. A stream of ours seen for the first
+time was opened on the default device of the last look: if that device is gone, it is `lost`
+(a speaker unplugged in the milliseconds between a reply's stream opening and the watcher's look).
 Moves the user makes (a mixer) are followed silently. Without a PulseAudio-compatible server, or
 without libpulse, `start()` returns False and nothing is watched: PortAudio then reports a
 vanished device as a stream error, which the Microphone and Speaker handle themselves.
@@ -64,7 +69,9 @@ class PulseWatch:
         self._closed = threading.Event()
         self._on: dict[str, Device] = {}  # direction -> device our stream was on at the last look
         self._lost: dict[str, Device] = {}  # direction -> device that went away, until it returns
-        self._events = 0  # server events seen (any thread of libpulse's loop: the watcher's)
+        self._default: dict[str, Device] = {}  # direction -> the server's default at the last look
+        self._events = 0  # server events seen (in libpulse's loop: the watcher's thread)
+        self._looked_at = -1  # the event count at the start of the last whole look
 
     def start(self) -> bool:
         """Connect and start watching; False (logged) when there is no server to watch."""
@@ -75,9 +82,9 @@ class PulseWatch:
             pulse = pulsectl.Pulse(self.client_name, connect=False)
             pulse.connect(wait=False, timeout=2)
             self._pulse = pulse
-            self._look()
-            pulse.event_mask_set("source", "sink", "source_output", "sink_input")
+            pulse.event_mask_set("server", "source", "sink", "source_output", "sink_input")
             pulse.event_callback_set(self._on_event)
+            self._look()
         except Exception as exc:  # no libpulse, no server (plain ALSA), refused
             log.info("device changes are not watched (no PulseAudio-compatible server: %s)", exc)
             if pulse is not None:
@@ -103,7 +110,8 @@ class PulseWatch:
     def _on_event(self, _event) -> None:
         """Counts the event, then leaves the poll (queries are not allowed inside it). pulsectl
         also calls this for events that arrive while a query of `_look` runs, and forgets the
-        stop when the next query starts: the count is what tells `_run` to look again."""
+        stop when the next query starts: the count is what tells a look it was torn, and `_run`
+        to look again."""
         import pulsectl
 
         self._events += 1
@@ -113,12 +121,10 @@ class PulseWatch:
         import pulsectl
 
         pulse = self._pulse
-        looked_at = self._events
         while not self._closed.is_set():
             try:
-                if self._events == looked_at:  # nothing came during the last look: wait
+                if self._events == self._looked_at:  # nothing came since the last whole look
                     pulse.event_listen()
-                looked_at = self._events
                 if not self._closed.is_set():
                     self._look()
             except pulsectl.PulseError as exc:
@@ -133,18 +139,34 @@ class PulseWatch:
                 return
 
     def _look(self) -> None:
-        """Compare where our streams are with the last look; report losses and returns."""
+        """Compare where our streams are with the last whole look; report losses and returns.
+        A torn look (events arrived during its queries) compares nothing: `_run` looks again."""
         pulse = self._pulse
+        events = self._events
+        server = pulse.server_info()
         sources = {d.index: _device(d) for d in pulse.source_list()}
         sinks = {d.index: _device(d) for d in pulse.sink_list()}
         ours_in = [s for s in pulse.source_output_list() if self._is_ours(s)]
         ours_out = [s for s in pulse.sink_input_list() if self._is_ours(s)]
+        if self._events != events:
+            log.debug("device watch: the server changed during a look; looking again")
+            return
+        self._looked_at = events
         self._compare("input", sources, [sources.get(s.source) for s in ours_in], ours_in)
         self._compare("output", sinks, [sinks.get(s.sink) for s in ours_out], ours_out)
+        for direction, devices, name in (
+            ("input", sources, server.default_source_name),
+            ("output", sinks, server.default_sink_name),
+        ):
+            default = next((d for d in devices.values() if d.name == name), None)
+            if default is not None:
+                self._default[direction] = default
 
     def _compare(self, direction: str, devices: dict[int, Device], on: list[Device | None], streams) -> None:
         now = next((d for d in on if d is not None), None)
         before, lost = self._on.get(direction), self._lost.get(direction)
+        if before is None and now is not None:  # our first stream: it opened on the default
+            before = self._default.get(direction)
         if lost is None and before is not None and before.index not in devices:
             self._lost[direction] = before
             self._report(DeviceChange(direction, "lost", before, now))
