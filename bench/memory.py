@@ -5,10 +5,12 @@ One persistent `Conversation` per (n_ctx, seed, memory on/off): 8 facts stated i
 turns, then the long-conversation script's lines (`--turns`, ≥ 100), then one question per fact,
 the persona's name and a word to repeat. Every reply is sampled with the default sampler and
 default settings (what the user hears), and a check passes when the reply contains the expected
-word. Memory off is the baseline, run interleaved with memory on in the same process.
+word. Memory off is the baseline, run in lockstep with memory on in the same process (each line
+said to both, one after the other): the time ratio holds on a machine whose load changes.
 
 Reported per (n_ctx, memory): recall of the facts (share over seeds), the persona's name and the
-repeated word (seeds passed), mean time per scripted turn (ratio on/off), shifts, and the
+repeated word (seeds passed), mean time per scripted turn (ratio on/off), with its time to the
+first token and tokens generated (replies of different lengths cost differently), shifts, and the
 template share / on-topic scores of replies 21+ (bench.longchat.scores).
 
 Targets (issue #34), memory on, both n_ctx: facts ≥ 0.8, name 4/4, repeat 4/4; per-turn time
@@ -55,35 +57,65 @@ def opening() -> list[str]:
     return [*stated[:3], OPENING[0], *stated[3:6], OPENING[1], *stated[6:]]
 
 
-def run(n_ctx: int, seed: int, memory: bool, turns: int) -> dict:
-    cfg = LlmConfig(
-        default_model_path("llm"),
-        n_ctx=n_ctx,
-        max_tokens=MAX_TOKENS,
-        sampling=SamplingConfig(seed=seed),
-        memory=memory,
-    )
-    conv = Conversation(cfg, Persona(now=PINNED_TIME))
-    for line in opening():
-        conv.say(line)
-    script = (LINES * (turns // len(LINES) + 1))[:turns]
-    replies, t0 = [], time.perf_counter()
-    for line in script:
-        replies.append(conv.say(line))
-    per_turn_ms = (time.perf_counter() - t0) * 1000 / len(script)
+MODES = ("on", "off")
+
+
+def run_pair(n_ctx: int, seed: int, turns: int) -> dict[str, dict]:
+    """Memory on and off for one (n_ctx, seed), in lockstep: each scripted line is said to both
+    conversations one after the other (which goes first alternates), so a change in the machine's
+    load over the run weighs on both alike and the time ratio stays fair on a shared machine."""
+    convs = {
+        mode: Conversation(
+            LlmConfig(
+                default_model_path("llm"),
+                n_ctx=n_ctx,
+                max_tokens=MAX_TOKENS,
+                sampling=SamplingConfig(seed=seed),
+                memory=mode == "on",
+            ),
+            Persona(now=PINNED_TIME),
+        )
+        for mode in MODES
+    }
+    try:
+        for line in opening():
+            for conv in convs.values():
+                conv.say(line)
+        script = (LINES * (turns // len(LINES) + 1))[:turns]
+        replies: dict[str, list[str]] = {mode: [] for mode in MODES}
+        totals = {mode: {"ms": 0.0, "gen_tokens": 0, "first_token_ms": 0.0} for mode in MODES}
+        for i, line in enumerate(script):
+            for mode in MODES if i % 2 == 0 else MODES[::-1]:
+                t0 = time.perf_counter()
+                replies[mode].append(convs[mode].say(line))
+                stats = convs[mode].last_stats
+                assert stats is not None  # set by every finished turn
+                total = totals[mode]
+                total["ms"] += (time.perf_counter() - t0) * 1000
+                total["gen_tokens"] += stats.gen_tokens
+                total["first_token_ms"] += stats.t_first_token_ms
+        return {
+            mode: _checks(conv, totals[mode], len(script), script, replies[mode])
+            for mode, conv in convs.items()
+        }
+    finally:
+        for conv in convs.values():
+            conv.close()
+
+
+def _checks(conv: Conversation, total: dict, n: int, script: list[str], replies: list[str]) -> dict:
+    """The questions after the script, and the script's per-turn numbers and scores."""
     facts = {word: word in conv.say(question).lower() for _stmt, question, word in FACTS}
-    name = NAME[1] in conv.say(NAME[0]).lower()
-    repeat = REPEAT[1] in conv.say(REPEAT[0]).lower()
-    out = {
+    return {
         "facts": facts,
-        "name": name,
-        "repeat": repeat,
-        "per_turn_ms": round(per_turn_ms, 1),
+        "name": NAME[1] in conv.say(NAME[0]).lower(),
+        "repeat": REPEAT[1] in conv.say(REPEAT[0]).lower(),
+        "per_turn_ms": round(total["ms"] / n, 1),
+        "first_token_ms": round(total["first_token_ms"] / n, 1),
+        "gen_tokens": round(total["gen_tokens"] / n, 1),
         "shifts": conv.shifts,
         **scores(script[FIRST_SCORED:], replies[FIRST_SCORED:]),
     }
-    conv.close()
-    return out
 
 
 def summarize(runs: list[dict]) -> dict:
@@ -94,6 +126,8 @@ def summarize(runs: list[dict]) -> dict:
         "name": f"{sum(r['name'] for r in runs)}/{n}",
         "repeat": f"{sum(r['repeat'] for r in runs)}/{n}",
         "per_turn_ms": round(sum(r["per_turn_ms"] for r in runs) / n, 1),
+        "first_token_ms": round(sum(r["first_token_ms"] for r in runs) / n, 1),
+        "gen_tokens": round(sum(r["gen_tokens"] for r in runs) / n, 1),
         "shifts": [r["shifts"] for r in runs],
         "template_share_max": max(r["template_share"] for r in runs),
         "on_topic_min": min(r["on_topic"] for r in runs),
@@ -110,10 +144,10 @@ def main() -> None:
     seeds = [int(s) for s in args.seeds.split(",")]
     result: dict = {"turns": args.turns, "seeds": seeds, "by_ctx": {}}
     for n_ctx in (int(c) for c in args.ctx.split(",")):
-        runs: dict[str, list[dict]] = {"on": [], "off": []}
-        for seed in seeds:  # on and off interleaved: they share the machine's load over time
-            for mode in ("on", "off"):
-                runs[mode].append(run(n_ctx, seed, mode == "on", args.turns))
+        runs: dict[str, list[dict]] = {mode: [] for mode in MODES}
+        for seed in seeds:
+            for mode, result_of_mode in run_pair(n_ctx, seed, args.turns).items():
+                runs[mode].append(result_of_mode)
         on, off = summarize(runs["on"]), summarize(runs["off"])
         result["by_ctx"][str(n_ctx)] = {
             "on": on,
