@@ -89,8 +89,9 @@ def memory_rows(r: dict) -> list[Row]:
             (
                 "memory",
                 f"time per turn, note on vs off, n_ctx {n_ctx}",
-                f"{by['time_ratio']}× ({on['per_turn_ms']} vs {off['per_turn_ms']} ms"
-                + _turn_detail(on, off),
+                f"{by['time_ratio']}× ({on['per_turn_ms']} vs {off['per_turn_ms']} ms; "
+                f"first token {on['first_token_ms']} vs {off['first_token_ms']} ms, "
+                f"{on['gen_tokens']} vs {off['gen_tokens']} tokens; in lockstep)",
                 f"≤ 1.05× ({ok(by['time_ratio'] <= 1.05)})",
             ),
             (
@@ -102,13 +103,3 @@ def memory_rows(r: dict) -> list[Row]:
             ),
         ]
     return out
-
-
-def _turn_detail(on: dict, off: dict) -> str:
-    """First token and tokens per turn, on vs off, for results run in lockstep (which have them)."""
-    if "first_token_ms" not in on:
-        return ")"
-    return (
-        f"; first token {on['first_token_ms']} vs {off['first_token_ms']} ms, "
-        f"{on['gen_tokens']} vs {off['gen_tokens']} tokens; in lockstep)"
-    )
