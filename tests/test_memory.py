@@ -104,6 +104,20 @@ def test_a_fact_told_before_three_shifts_is_still_in_the_context_after_them(llm_
         assert said in text, text
     assert c.ledger.note_in_cache and not c.note_due
     assert_consistent(c)
+
+    # A fact told later joins a fresh note once its turn is dropped; the older note then goes
+    # with the next shift that reaches it: one note again, with both facts.
+    c.say("My sister is called Maria.")
+    for _ in range(200):
+        text = cache_text(c)
+        if "Maria." in text and "My sister" not in text and c.ledger.pinned and not any(c.ledger.notes):
+            break
+        c.say(FILLER[c.turn_count % len(FILLER)])
+    else:
+        raise AssertionError("the later fact never reached a pinned note in 200 turns")
+    assert text.count(HEADER) == 1, text
+    assert "Their sister is called Maria." in text and "Their name is Robin." in text, text
+    assert_consistent(c)
     c.close()
 
 
@@ -122,7 +136,7 @@ def test_the_note_is_the_same_whichever_path_built_the_context(llm_model: Path, 
     one token for token."""
     c = make(llm_model)
     c.say(FACTS)
-    talk_until_shifts(c, 2)
+    talk_until_shifts(c, 1)
     assert HEADER in cache_text(c)
 
     assert c.ledger.notes[-1] > 0  # written with the next turn's primed opening (idle time)
@@ -135,6 +149,12 @@ def test_the_note_is_the_same_whichever_path_built_the_context(llm_model: Path, 
     assert c.ledger.notes[-1] > 0 and cache_text(c).count(HEADER) == 1
     c.say(text)
     assert cache_text(c).count(HEADER) == 1 and "Their name is Robin." in cache_text(c)
+
+    # A shift that drops that turn keeps its note, after the system prompt: not written again.
+    note = cache_text(c)[cache_text(c).index(HEADER) :].split("<|im_end|>")[0]
+    talk_until_shifts(c, 2)
+    assert c.ledger.pinned > 0 and not any(c.ledger.notes) and not c.note_due
+    assert cache_text(c).count(HEADER) == 1 and note in cache_text(c)
 
     # A tentative turn taken back leaves no trace; a cancelled reply keeps the note.
     before, shifts = c.llama.input_ids[: c.n_past].tolist(), c.shifts
@@ -153,7 +173,7 @@ def test_the_note_is_the_same_whichever_path_built_the_context(llm_model: Path, 
     res = session.load(other, tmp_path / "s")
     assert res.resumed, res.message
     assert other.llama.input_ids[: other.n_past].tolist() == c.llama.input_ids[: c.n_past].tolist()
-    assert other.ledger.notes == c.ledger.notes and other.note_due == c.note_due
+    assert other.ledger == c.ledger and other.note_due == c.note_due
     assert [f.key for f in other.remembered()] == [f.key for f in c.remembered()]
     assert_consistent(other)
     other.close()

@@ -13,12 +13,15 @@ turn (`<|im_start|>user\n`) is evaluated ahead of time and counted as the start 
 so a turn's prompt evaluates only its own text (~19 of ~108 ms saved for a 16-token turn).
 `unprime()` takes it back out (sessions are saved without it).
 
-The memory note (memory.py): a shift that drops whole turns makes it due; it is written as a
-system message at the head of the next turn, evaluated with that turn's primed opening (idle
-time), and recorded in the ledger (`Ledger.notes`). Taking that turn back makes it due again.
-`_memory_note()` gives its tokens (none here; `Conversation` builds it from the history). A
-turn may also open with a recall note (the facts its question asks about; recall.py), written
-after the note and before the turn's own tokens (`Ledger.recalls`).
+The memory note (memory.py): a shift that drops whole turns makes it due, unless the newest
+note in the cache already says what one written now would; it is written as a system message
+at the head of the next turn, evaluated with that turn's primed opening (idle time), and
+recorded in the ledger (`Ledger.notes`). Taking that turn back makes it due again. A later
+shift that drops that turn keeps the note, right after the system prompt (`Ledger.pinned`), so
+an unchanged note is evaluated once, not after every shift. `_memory_note()` gives its tokens
+(none here; `Conversation` builds it from the history). A turn may also open with a recall note
+(the facts its question asks about; recall.py), written after the note and before the turn's
+own tokens (`Ledger.recalls`).
 
 This is the cache's bookkeeping only; `Conversation` (conversation.py) builds turns and replies
 on it. Threading: owned by ONE thread (llama contexts are not thread-safe); every method blocks
@@ -147,41 +150,67 @@ class KvContext:
 
     def _eval(self, tokens: list[int]) -> None:
         """Evaluate tokens at the end of the context, shifting first if they would not fit."""
-        n_discard = self.ledger.plan_discard(len(tokens), self.n_ctx, self.config.discard_share)
-        if n_discard:
-            self._discard(n_discard)
+        while True:
+            try:
+                n_discard = self.ledger.plan_discard(len(tokens), self.n_ctx, self.config.discard_share)
+            except ValueError:  # fits only without the pinned note (a turn near the whole space)
+                if not self.ledger.pinned:
+                    raise
+                self._unpin()
+                continue
+            if not n_discard:
+                break
+            self._discard(n_discard)  # frees less than n_discard when it keeps a note: plan again
         self.llama.eval(tokens)
         self.ledger.add(len(tokens))
 
-    def _cut(self, start: int, n: int) -> None:
-        """Remove cache positions [start, start + n) and move the rest down (or, where memory
-        cannot shift, re-evaluate the survivors); the ledger is the caller's."""
-        n_past = self.n_past
+    def _cut(self, *spans: tuple[int, int]) -> None:
+        """Remove the cache positions of each span (start, length), given later spans first,
+        and move the rest down (or, where memory cannot shift, re-evaluate the survivors once);
+        the ledger is the caller's."""
         ids = self.llama.input_ids
-        if self.can_shift:
+        if not self.can_shift:
+            keep = list(range(self.n_past))
+            for start, n in spans:
+                del keep[start : start + n]
+            survivors = ids[keep].tolist()
+            llama_cpp.llama_memory_clear(self._mem, True)
+            self.llama.n_tokens = 0
+            self.llama.eval(survivors)
+            return
+        for start, n in spans:
+            n_past = self.n_past
             llama_cpp.llama_memory_seq_rm(self._mem, 0, start, start + n)
             llama_cpp.llama_memory_seq_add(self._mem, 0, start + n, n_past, -n)
             ids[start : n_past - n] = ids[start + n : n_past].copy()
             self.llama.n_tokens = n_past - n
-        else:
-            survivors = [*ids[:start].tolist(), *ids[start + n : n_past].tolist()]
-            llama_cpp.llama_memory_clear(self._mem, True)
-            self.llama.n_tokens = 0
-            self.llama.eval(survivors)
 
     def _discard(self, n_discard: int) -> None:
-        n_keep = self.ledger.n_keep
-        self._cut(n_keep, n_discard)
-        dropped = self.ledger.apply_discard(n_discard)
+        head = self.ledger.head
+        cuts, dropped = self.ledger.shift(n_discard)
+        self._cut(*cuts)
         self.dropped_turns += dropped
-        # Shifts drop the oldest turns first, so a note still in the cache was written after
-        # every turn dropped now, from a history that held them: it still covers them.
-        self._note_due = self._note_due or (dropped > 0 and not self.ledger.note_in_cache)
+        self._note_due = self._note_due or (dropped > 0 and not self._note_is_current())
         self.shifts += 1
         self.discarded += n_discard
         log.info(
-            "context full: discarded %d tokens after the first %d (shift %d)", n_discard, n_keep, self.shifts
+            "context full: discarded %d tokens after the first %d (shift %d)", n_discard, head, self.shifts
         )
+
+    def _unpin(self) -> None:
+        """Take the pinned note out of the cache (the turns move down); a fresh one is due."""
+        if self.ledger.pinned:
+            self._cut((self.ledger.n_keep, self.ledger.pinned))
+            self.ledger.pinned, self._note_due = 0, True
+
+    def _note_is_current(self) -> bool:
+        """The newest memory note in the cache says what one written now would (or there is
+        none and nothing to note). A note still being evaluated was written from the history
+        as it is: current."""
+        start, length = self.ledger.newest_note()
+        if start + length > self.n_past:
+            return True
+        return bool(self.llama.input_ids[start : start + length].tolist() == self._memory_note())
 
     def _rollback(self, n: int) -> None:
         """Remove the last `n` tokens of the current turn from the cache."""
@@ -255,10 +284,11 @@ class KvContext:
         Owner thread."""
         self.unprime()
         ledger = self.ledger
-        start = ledger.n_keep
+        self._unpin()
+        start = ledger.head
         for i, (k, r) in enumerate(zip(ledger.notes, ledger.recalls, strict=True)):
             if k + r:
-                self._cut(start, k + r)  # the recall note follows the note: one span
+                self._cut((start, k + r))  # the recall note follows the note: one span
                 ledger.turns[i] -= k + r
                 if ledger.replies[i] >= 0:
                     ledger.replies[i] -= k + r

@@ -73,6 +73,7 @@ def _write(conv: Conversation, directory: Path) -> None:
             "replies": conv.ledger.replies,
             "notes": conv.ledger.notes,
             "recalls": conv.ledger.recalls,
+            "pinned": conv.ledger.pinned,
         },
         "note_due": conv.note_due,
         "forgotten": sorted(conv.forgotten),
@@ -165,6 +166,7 @@ def _restore_state(conv: Conversation, directory: Path, meta: dict[str, Any]) ->
             [int(x) for x in saved["replies"]],
             [int(x) for x in saved.get("notes", [])],  # sessions saved before the memory note
             [int(x) for x in saved.get("recalls", [])],  # ... and before the recall note
+            int(saved.get("pinned", 0)),  # ... and before the note was kept across shifts
         )
     except (KeyError, TypeError, ValueError) as exc:
         return f"ledger unreadable ({exc!r})"
