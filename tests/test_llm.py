@@ -166,8 +166,9 @@ def test_shift_on_whole_turns_over_many_turns(llm_model: Path) -> None:
             shifted_turns += 1
             assert s.discarded >= (c.n_ctx - c.ledger.n_keep) // 2 - 64
             # only whole turns were discarded: every kept turn starts with <|im_start|>user,
-            # after the memory note a turn may open with ("You are Max." after a shift)
-            start = c.ledger.n_keep
+            # after the memory note a turn may open with ("You are Max." after a shift); the
+            # note a shift kept sits before the first turn
+            start = c.ledger.head
             for n, note, recall in zip(c.ledger.turns, c.ledger.notes, c.ledger.recalls, strict=True):
                 at = start + note + recall
                 head = c.llama.detokenize(c.llama.input_ids[at : at + 3].tolist(), special=True)
