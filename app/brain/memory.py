@@ -9,8 +9,9 @@ path built it (turns, Retry, a withdrawn tentative turn, a resumed or replayed s
 Where it lives in the context (kv_context.py): a shift that drops whole turns makes the note
 due; it is then written as a system message at the head of the next turn, which is evaluated
 ahead of time while the assistant is idle (priming), so it costs no reply any latency. It rides
-with that turn: a Retry or withdrawn turn that removes it makes it due again, and a later shift
-that discards it makes a fresh one due. The cache is never re-evaluated for it.
+with that turn: a Retry or withdrawn turn that removes it makes it due again. A later shift that
+drops that turn keeps the note, right after the system prompt (ledger.py), and a shift makes a
+fresh one due only when the facts changed. The cache is never re-evaluated for it.
 
 Pure functions; any thread.
 """
