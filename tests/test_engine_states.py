@@ -6,8 +6,8 @@ long enough to force shifts, save/load, reset and a switch between two conversat
 
 After every step the cache, the ledger and llama-cpp-python's own bookkeeping agree, n_past
 stays within n_ctx, the history alternates user/assistant and matches the model kept here, the
-newest reply in the cache is the history's text, and a saved session reloads to the same
-tokens and history.
+newest reply in the cache is the history's text, a memory note a shift kept is one whole
+system segment, and a saved session reloads to the same tokens and history.
 
 Profiles (HYPOTHESIS_PROFILE): "default" — a fixed, derandomized set of ~1 minute (the same
 sequences every run: CI is never a coin toss); "nightly" — random sequences, many more and
@@ -193,6 +193,13 @@ class EngineStates(RuleBasedStateMachine):
         assert not (c.note_due and facts), "a due memory note was not written"
         if c.dropped_turns and facts:
             assert c.ledger.note_in_cache
+        if c.ledger.pinned:  # the note a shift kept is whole: one system segment, nothing else
+            ids = c.llama.input_ids[c.ledger.n_keep : c.ledger.head].tolist()
+            pinned = c.llama.detokenize(ids, special=True).decode("utf-8", "replace")
+            rendered = "".join(p.text for p in c.format.note("\u2063") or [])
+            opening, _, closing = rendered.partition("\u2063")
+            assert pinned.startswith(opening) and pinned.endswith(closing), pinned
+            assert pinned.count(opening) == 1, pinned
 
     @invariant()
     def history_is_what_was_said(self) -> None:
