@@ -155,8 +155,8 @@ class Ledger:
         return newest
 
     def _whole_turns(self, n_discard: int) -> tuple[int, int]:
-        """How many whole turns `apply_discard(n_discard)` drops, and 1 if it also cuts the
-        head of the next one (else 0)."""
+        """How many whole turns a discard of `n_discard` drops (never the last one), and 1 if
+        it also cuts the head of the next one (else 0)."""
         left, whole = n_discard, 0
         while left and whole < len(self.turns) - 1 and self.turns[whole] <= left:
             left -= self.turns[whole]
@@ -166,20 +166,15 @@ class Ledger:
     def apply_discard(self, n_discard: int) -> int:
         """Drop `n_discard` tokens after `head` from the ledger (whole turns, then a head);
         returns how many whole turns were dropped."""
-        left, dropped = n_discard, 0
-        while left and self.turns:
-            if self.turns[0] <= left and len(self.turns) > 1:
-                left -= self.turns.pop(0)
-                self.replies.pop(0)
-                self.notes.pop(0)
-                self.recalls.pop(0)
-                dropped += 1
-            else:
-                self.turns[0] -= left
-                if self.replies[0] >= 0:
-                    self.replies[0] = max(0, self.replies[0] - left)
-                self.notes[0] = self.recalls[0] = 0  # a note cut at its head says nothing whole
-                left = 0
-        if left:
+        if n_discard and not self.turns:
             raise ValueError("discard larger than the ledger")
+        dropped, cut_head = self._whole_turns(n_discard)
+        left = n_discard - sum(self.turns[:dropped])
+        for column in (self.turns, self.replies, self.notes, self.recalls):
+            del column[:dropped]
+        if cut_head:
+            self.turns[0] -= left
+            if self.replies[0] >= 0:
+                self.replies[0] = max(0, self.replies[0] - left)
+            self.notes[0] = self.recalls[0] = 0  # a note cut at its head says nothing whole
         return dropped
