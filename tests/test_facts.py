@@ -108,10 +108,10 @@ def test_the_facts_found_are_the_facts_stated() -> None:
 def test_a_later_fact_replaces_an_earlier_one_and_each_reads_as_a_sentence() -> None:
     facts = extract_facts("I live in Porto. Actually, I moved to Lisbon. My dog is called Rex.")
     assert [(f.key, f.sentence) for f in facts] == [
-        ("home", "They live in Lisbon."),
-        ("relation:dog:rex", "Their dog is called Rex."),
+        ("home", "The user lives in Lisbon."),
+        ("relation:dog:rex", "The user's dog is called Rex."),
     ]
-    assert extract_facts("I don't like mushrooms.")[0].sentence == "They don't like mushrooms."
+    assert extract_facts("I don't like mushrooms.")[0].sentence == "The user doesn't like mushrooms."
     assert extract_facts("I love mushrooms.")[0].key == extract_facts("I hate mushrooms.")[0].key
 
 

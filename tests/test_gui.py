@@ -334,7 +334,8 @@ def test_what_i_remember_lists_the_facts_and_forgets_one(qtbot, config_dir, virt
     assert brain.forgotten == {"home"}
     w.tools.export_to(tmp_path / "c.md", "md")  # an export lists what is remembered, as the panel does
     md = (tmp_path / "c.md").read_text()
-    assert "## What Max remembers" in md and "- Their name is Robin." in md and "- They live in" not in md
+    assert "## What Max remembers" in md and "- The user's name is Robin." in md
+    assert "- The user lives in" not in md
     close_window(w)
 
 

@@ -90,7 +90,7 @@ def test_a_long_conversation_goes_on_in_a_1024_context_and_the_cache_survives_ea
             if r.note == note:  # the head is kept (a trim that writes a new memory note changes it)
                 assert stats.cached_tokens >= r.system_tokens - 1
             reused_after_trim.append(stats.cached_tokens / stats.prompt_tokens)
-    assert "Their name is Sam." in r.head()  # "Hello, my name is Sam." was left out long ago
+    assert "The user's name is Sam." in r.head()  # "Hello, my name is Sam." was left out long ago
     assert r.turn_count == 105 and all(m.text for m in r.history[1::2]) and r.n_ctx == 1024
     assert r.shifts >= 3 and len(reused_after_trim) == r.shifts
     # the exchanges kept are found in the cache after the hole the trim left (a reply cut at

@@ -169,8 +169,8 @@ def test_shift_on_whole_turns_over_many_turns(llm_model: Path) -> None:
             # after the memory note a turn may open with ("You are Max." after a shift); the
             # note a shift kept sits before the first turn
             start = c.ledger.head
-            for n, note, recall in zip(c.ledger.turns, c.ledger.notes, c.ledger.recalls, strict=True):
-                at = start + note + recall
+            for n, note in zip(c.ledger.turns, c.ledger.notes, strict=True):
+                at = start + note
                 head = c.llama.detokenize(c.llama.input_ids[at : at + 3].tolist(), special=True)
                 assert head.decode().startswith("<|im_start|>user"), head
                 start += n
@@ -271,8 +271,13 @@ def test_plain_format_and_stop_string_rollback(llm_model: Path) -> None:
         reply = c.say(q)
         assert "Sam:" not in reply
         assert_consistent(c)
+    c.say("My dog is called Rex.")
+    c.say("What is my dog called?")  # a recall note: between the question and the reply's header
     text = c.llama.detokenize(c.llama.input_ids[: c.n_past].tolist()).decode()
     assert "\nSam: What is a cat?\nMax:" in text
+    note = "(Facts about the user: The user's dog is called Rex.)"
+    assert f"\nSam: What is my dog called?\n{note}\n\nMax:" in text
+    assert_consistent(c)
     c.close()
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from app.brain import session
 from app.brain.conversation import Conversation, LlmConfig
+from app.brain.facts import Fact, extract_facts
 from app.brain.history import export
 from app.brain.memory import HEADER, known_facts, note_text, told_to_you
 from app.brain.persona import PINNED_TIME, Persona
@@ -66,9 +67,9 @@ def test_the_notes_words_come_from_the_users_statements() -> None:
     ]
     facts = known_facts(history)
     assert [f.sentence for f in facts] == [
-        "Their name is Robin.",
-        "They live in Lisbon.",
-        "They like green tea.",
+        "The user's name is Robin.",
+        "The user lives in Lisbon.",
+        "The user likes green tea.",
     ]
     assert note_text(facts) == note_text(known_facts(list(history)))
     assert "Paris" not in note_text(facts) and note_text(facts).startswith(HEADER)
@@ -81,14 +82,32 @@ def test_the_notes_words_come_from_the_users_statements() -> None:
     ]
 
 
+def test_every_kind_of_fact_reads_to_the_user_as_you() -> None:
+    """The window shows each fact to the user ("You live in Porto."), whatever its kind; facts
+    shared across conversations before the note said "the user" read the same."""
+    said = (
+        "My name is Robin. I live in Porto. I'm from Braga. I was born in Faro. I work as a nurse. "
+        "I work at Santa Maria. I am 34. My dog is called Rex. My birthday is on the 4th of May. "
+        "I like green tea. I hate mushrooms. Remember that the code is 4512."
+    )
+    facts = extract_facts(said)
+    assert len({f.kind for f in facts}) == 12, facts
+    for fact in facts:
+        told = told_to_you(fact)
+        assert told.split()[0] in ("You", "Your") and "user" not in told, (fact, told)
+    old = Fact("name", "name", "Robin", "Their name is Robin.")
+    assert told_to_you(old) == "Your name is Robin."
+
+
 def test_an_export_says_what_is_remembered(tmp_path: Path) -> None:
     history = [Message("user", "My name is Robin. I live in Porto."), Message("assistant", "Hi!")]
     assert export(history, "Sam", "Aria", tmp_path / "c.md", "md", forgotten={"home"}) is None
     text = (tmp_path / "c.md").read_text()
-    assert "## What Aria remembers\n\n- Their name is Robin.\n" in text and "They live in" not in text
+    assert "## What Aria remembers\n\n- The user's name is Robin.\n" in text
+    assert "The user lives in" not in text
     assert export(history, "Sam", "Aria", tmp_path / "c.json", "json") is None
     remembered = json.loads((tmp_path / "c.json").read_text())["remembered"]
-    assert [r["sentence"] for r in remembered] == ["Their name is Robin.", "They live in Porto."]
+    assert [r["sentence"] for r in remembered] == ["The user's name is Robin.", "The user lives in Porto."]
     assert oct((tmp_path / "c.json").stat().st_mode & 0o777) == "0o600"
 
 
@@ -100,7 +119,7 @@ def test_a_fact_told_before_three_shifts_is_still_in_the_context_after_them(llm_
     assert FACTS not in cache_text(c)
     text = cache_text(c)  # ... and the note says them, once
     assert text.count(HEADER) == 1, text
-    for said in ("Their name is Robin.", "They live in Porto.", "Their dog is called Rex."):
+    for said in ("The user's name is Robin.", "The user lives in Porto.", "The user's dog is called Rex."):
         assert said in text, text
     assert c.ledger.note_in_cache and not c.note_due
     assert_consistent(c)
@@ -116,7 +135,7 @@ def test_a_fact_told_before_three_shifts_is_still_in_the_context_after_them(llm_
     else:
         raise AssertionError("the later fact never reached a pinned note in 200 turns")
     assert text.count(HEADER) == 1, text
-    assert "Their sister is called Maria." in text and "Their name is Robin." in text, text
+    assert "The user's sister is called Maria." in text and "The user's name is Robin." in text, text
     assert_consistent(c)
     c.close()
 
@@ -125,7 +144,7 @@ def test_without_memory_nothing_is_noted(llm_model: Path) -> None:
     c = make(llm_model, memory=False)
     c.say(FACTS)
     talk_until_shifts(c, 2)
-    assert HEADER not in cache_text(c) and "Their name is Robin." not in cache_text(c)
+    assert HEADER not in cache_text(c) and "The user's name is Robin." not in cache_text(c)
     assert not c.ledger.note_in_cache
     c.close()
 
@@ -148,7 +167,7 @@ def test_the_note_is_the_same_whichever_path_built_the_context(llm_model: Path, 
     assert text == FILLER[1]
     assert c.ledger.notes[-1] > 0 and cache_text(c).count(HEADER) == 1
     c.say(text)
-    assert cache_text(c).count(HEADER) == 1 and "Their name is Robin." in cache_text(c)
+    assert cache_text(c).count(HEADER) == 1 and "The user's name is Robin." in cache_text(c)
 
     # A shift that drops that turn keeps its note, after the system prompt: not written again.
     note = cache_text(c)[cache_text(c).index(HEADER) :].split("<|im_end|>")[0]
@@ -164,7 +183,7 @@ def test_the_note_is_the_same_whichever_path_built_the_context(llm_model: Path, 
     cancel = threading.Event()
     for _ in c.stream("Tell me a long story.", cancel):
         cancel.set()
-    assert cache_text(c).count(HEADER) == 1 and "Their name is Robin." in cache_text(c)
+    assert cache_text(c).count(HEADER) == 1 and "The user's name is Robin." in cache_text(c)
     assert_consistent(c)
 
     # A resumed session holds the same tokens and the same pending state.
@@ -193,7 +212,7 @@ def test_a_replayed_session_opens_with_the_note(llm_model: Path, tmp_path: Path)
     res = session.load(small, tmp_path / "s")
     assert not res.resumed and 0 < res.replayed_turns < 19
     text = cache_text(small)
-    assert text.count(HEADER) == 1 and "Their name is Robin." in text
+    assert text.count(HEADER) == 1 and "The user's name is Robin." in text
     assert_consistent(small)
     small.close()
 
@@ -206,11 +225,12 @@ def test_a_forgotten_fact_is_gone_from_the_next_replys_context(llm_model: Path) 
     c.forget("home")
     talk_until_shifts(c, 2)
     text = cache_text(c)
-    assert "Their name is Robin." in text and "They live in" not in text
+    assert "The user's name is Robin." in text and "The user lives in" not in text
     c.say(FILLER[2])  # the note now sits in a finished turn, not only in the primed opening
     c.forget("name")
     text = cache_text(c)
-    assert "Their name is" not in text and text.count(HEADER) == 1 and "Their dog is called Rex." in text
+    assert "The user's name is" not in text and text.count(HEADER) == 1
+    assert "The user's dog is called Rex." in text
     assert [f.key for f in c.remembered()] == ["relation:dog:rex"]
     assert_consistent(c)
     c.say(FILLER[3])
@@ -250,9 +270,13 @@ def test_a_question_about_a_fact_opens_with_just_that_fact(llm_model: Path, tmp_
     assert not any(c.ledger.recalls) and not c.ledger.note_in_cache
     c.say("What is my dog called?")
     assert c.ledger.recalls[-2] > 0 and sum(1 for r in c.ledger.recalls if r) == 1
+    assert c.last_stats.primed_tokens > 0  # the note follows the question: the opening stays
     text = cache_text(c)
-    assert text.count("Their dog is called Rex.") == 1 and text.count(HEADER) == 1
-    assert "Their name is Robin." not in text and not c.ledger.note_in_cache
+    # after the closed question, right before the reply's header (a small model reads what is near)
+    note = f"<|im_start|>system\n{HEADER} The user's dog is called Rex.<|im_end|>\n"
+    assert f"What is my dog called?<|im_end|>\n{note}<|im_start|>assistant\n" in text, text
+    assert text.count("The user's dog is called Rex.") == 1 and text.count(HEADER) == 1
+    assert "The user's name is Robin." not in text and not c.ledger.note_in_cache
     c.say("What is your name?")
     assert "You are Aria." in cache_text(c) and HEADER not in cache_text(c).split("You are Aria.")[-1]
     assert_consistent(c)
@@ -264,7 +288,7 @@ def test_a_question_about_a_fact_opens_with_just_that_fact(llm_model: Path, tmp_
     other.close()
 
     c.forget("relation:dog:rex")  # Forget reaches the recall notes too
-    assert "Their dog is called Rex." not in cache_text(c) and not any(c.ledger.recalls)
+    assert "The user's dog is called Rex." not in cache_text(c) and not any(c.ledger.recalls)
     assert_consistent(c)
     c.say(FILLER[0])
     assert_consistent(c)
@@ -288,12 +312,13 @@ def test_memory_shared_across_conversations_is_opt_in_private_and_forgettable(
     c.reset()  # a new conversation
     assert [f.key for f in c.remembered()] == ["name", "home"] and not c.history
     text = cache_text(c)
-    assert "Their name is Robin." in text and "They live in Porto." in text and c.ledger.note_in_cache
+    assert "The user's name is Robin." in text and "The user lives in Porto." in text
+    assert c.ledger.note_in_cache
     assert_consistent(c)
     c.say("I like green tea.")
     c.forget("home")
     assert [f.key for f in SharedMemory(store).facts] == ["name", "taste:green tea"]
-    assert "They live in Porto." not in cache_text(c)
+    assert "The user lives in Porto." not in cache_text(c)
 
     alone = make(llm_model)  # sharing off: nothing from the others
     assert alone.remembered() == [] and "Robin" not in cache_text(alone)

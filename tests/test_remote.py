@@ -170,7 +170,7 @@ def test_a_stream_dropped_before_its_first_piece_is_retried_once_trimmed(faults)
     assert len(faults.bodies[-1]["messages"]) < len(sent)  # the retry left the oldest turns out
     head = faults.bodies[-1]["messages"][0]
     assert head["role"] == "system" and head["content"].startswith(sent[0]["content"])  # it stays
-    assert "Their name is Sam." in head["content"]  # and the memory note keeps what was left out
+    assert "The user's name is Sam." in head["content"]  # and the memory note keeps what was left out
 
 
 def test_session_resumes_with_the_same_request_head(server, tmp_path) -> None:

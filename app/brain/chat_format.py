@@ -64,6 +64,11 @@ class ChatFormat:
         system messages there (then the conversation goes on without a note)."""
         raise NotImplementedError
 
+    def reply_open(self) -> list[Part]:
+        """The assistant header that ends every user turn and that the reply continues (e.g.
+        `<|im_start|>assistant\\n`); may be empty. A recall note goes right before it."""
+        raise NotImplementedError
+
     def user_head(self) -> list[Part]:
         """The fixed opening of every user turn, before its content (e.g. `<|im_start|>user\\n`);
         may be empty. It does not depend on the text, so it can be evaluated ahead of time."""
@@ -134,6 +139,11 @@ class JinjaChatFormat(ChatFormat):
             log.info("the chat template takes no system message mid-conversation (%s): no memory note", exc)
             return None
 
+    def reply_open(self) -> list[Part]:
+        history = [self._sys, self._usr]
+        opening = self._delta(self._render(history, False), self._render(history, True))
+        return [Part(opening, True)] if opening else []
+
     def reply_close(self) -> list[Part]:
         history = [self._sys, self._usr]
         base = self._render(history, True)
@@ -160,6 +170,9 @@ class PlainChatFormat(ChatFormat):
 
     def note(self, text: str) -> list[Part] | None:
         return [Part(f"\n({text.strip()})\n", False)]
+
+    def reply_open(self) -> list[Part]:
+        return [Part(f"\n{self.bot}:", False)]
 
     def reply_close(self) -> list[Part]:
         return []

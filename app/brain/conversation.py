@@ -153,11 +153,12 @@ class Conversation(KvContext):
         limit = int(self.config.max_user_share * (self.n_ctx - self.ledger.n_keep))
         return build_user_turn(text, self.format, self.llama, limit)
 
-    def _eval_user(self, todo: list[int], turn: UserTurn, read: bool) -> float | None:
+    def _eval_user(self, todo: list[int], turn: UserTurn, after: int, read: bool) -> float | None:
         """Evaluate the rest of the user turn; on the way, read the model's end-of-turn
-        probability right after the user's last word (user_turn.py). Same tokens, same cache:
-        the evaluation is only split at that point. None when not `read` or there is no such point."""
-        after = len(turn.tokens) - turn.words_end  # punctuation and the template's closing
+        probability right after the user's last word (user_turn.py), which the last `after` of
+        `todo` follow (punctuation, the template's closing, a recall note). Same tokens, same
+        cache: the evaluation is only split at that point. None when not `read` or there is no
+        such point."""
         if not read or turn.end_token is None or len(todo) <= after:
             self._eval(todo)
             return None
@@ -193,9 +194,12 @@ class Conversation(KvContext):
         shifts0, discarded0 = self.shifts, self.discarded
         turn = self._user_turn(read_as(text, language, self.persona))
         stats.user_trimmed = turn.cut
-        todo = self._open_turn(turn.tokens, self._recall_note(text))
-        stats.end_of_turn = self._eval_user(todo, turn, read=gate is not None)
-        stats.prompt_tokens, stats.primed_tokens = len(turn.tokens), max(0, len(turn.tokens) - len(todo))
+        recall = self._recall_note(text)
+        todo = self._open_turn(turn.tokens, recall, turn.reply_at)
+        after = len(turn.tokens) - turn.words_end + (len(recall) if turn.reply_at else 0)
+        stats.end_of_turn = self._eval_user(todo, turn, after, read=gate is not None)
+        stats.prompt_tokens = len(turn.tokens)
+        stats.primed_tokens = max(0, len(turn.tokens) + len(recall) - len(todo))
         shifts_after_prompt = self.shifts
         t_prompt = time.perf_counter()
         stats.t_prompt_ms = (t_prompt - t0) * 1000

@@ -10,7 +10,8 @@ tests/test_facts.py measures it on a labelled set.
 
 Each fact has a `key` (a later fact with the same key replaces an earlier one: "I moved to
 Lisbon" after "I live in Porto"), a `kind`, the `value` as the user wrote it, and a `sentence`
-that says it in the third person for the note. Pure functions; any thread.
+that says it about "the user" for the note (a small model took "their name" for its own).
+Pure functions; any thread.
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ class Fact:
     key: str  # a later fact with the same key replaces this one
     kind: str
     value: str
-    sentence: str  # in the third person, for the note
+    sentence: str  # about "the user", for the note (memory.told_to_you: to the user)
 
 
 def extract_facts(text: str) -> list[Fact]:
@@ -111,27 +112,28 @@ def _fact(kind: str, found: re.Match[str]) -> Fact | None:
     value = " ".join(found.group(found.lastindex or 1).split()).strip(" '-")
     if kind == "remember":
         value = value[:160]
-        return Fact(f"remember:{value.lower()}", kind, value, f'They asked you to remember: "{value}".')
+        return Fact(f"remember:{value.lower()}", kind, value, f'The user asked you to remember: "{value}".')
     if kind == "relation":
         relation, name = found.group(1).lower(), " ".join(found.group(2).split())
-        return Fact(f"relation:{relation}:{name.lower()}", kind, name, f"Their {relation} is called {name}.")
+        said = f"The user's {relation} is called {name}."
+        return Fact(f"relation:{relation}:{name.lower()}", kind, name, said)
     if kind in ("like", "dislike"):
         if value.lower() in _PRONOUN_OBJECTS or value.split(" ")[0].lower() in _PRONOUN_OBJECTS:
             return None
-        verb = "like" if kind == "like" else "don't like"
-        return Fact(f"taste:{value.lower()}", kind, value, f"They {verb} {value}.")
+        verb = "likes" if kind == "like" else "doesn't like"
+        return Fact(f"taste:{value.lower()}", kind, value, f"The user {verb} {value}.")
     if kind == "age":
         age = int(value)
         if not 3 <= age <= 120:
             return None
-        return Fact("age", kind, value, f"They are {age} years old.")
+        return Fact("age", kind, value, f"The user is {age} years old.")
     sentences = {
-        "name": f"Their name is {value}.",
-        "home": f"They live in {value}.",
-        "origin": f"They come from {value}.",
-        "birthplace": f"They were born in {value}.",
-        "work": f"They work as {value}.",
-        "workplace": f"They work at {value}.",
-        "birthday": f"Their birthday is on {value}.",
+        "name": f"The user's name is {value}.",
+        "home": f"The user lives in {value}.",
+        "origin": f"The user comes from {value}.",
+        "birthplace": f"The user was born in {value}.",
+        "work": f"The user works as {value}.",
+        "workplace": f"The user works at {value}.",
+        "birthday": f"The user's birthday is on {value}.",
     }
     return Fact(kind, kind, value, sentences[kind])

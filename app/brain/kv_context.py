@@ -286,13 +286,13 @@ class KvContext:
         ledger = self.ledger
         self._unpin()
         start = ledger.head
-        for i, (k, r) in enumerate(zip(ledger.notes, ledger.recalls, strict=True)):
+        for i, (k, r, at, _n) in enumerate(ledger.notes_by_turn()):
             if k + r:
-                self._cut((start, k + r))  # the recall note follows the note: one span
+                self._cut(*((s, n) for s, n in ((start + at, r), (start, k)) if n))  # later first
                 ledger.turns[i] -= k + r
                 if ledger.replies[i] >= 0:
-                    ledger.replies[i] -= k + r
-                ledger.notes[i] = ledger.recalls[i] = 0
+                    ledger.replies[i] -= k + r  # both notes come before the reply
+                ledger.notes[i] = ledger.recalls[i] = ledger.recall_at[i] = 0
                 self._note_due = self._note_due or k > 0
             start += ledger.turns[i]
         self.prime()
@@ -322,21 +322,25 @@ class KvContext:
             out += ids[start:end].tolist()
         return out
 
-    def _open_turn(self, tokens: list[int], recall: list[int] | None = None) -> list[int]:
-        """Start a turn made of `tokens`; returns the ones still to evaluate (all of them after
-        a due memory note and the `recall` note, or those after the primed opening). A recall
-        note goes before the opening, so a primed opening is taken back first (a note primed
-        with it is written again, ahead of the recall note)."""
+    def _open_turn(self, tokens: list[int], recall: list[int] | None = None, at: int = 0) -> list[int]:
+        """Start a turn made of `tokens`, with the `recall` note at index `at` of them (the
+        assistant header: the note follows the user's closed message); returns the tokens still
+        to evaluate: a due memory note first, then the turn, or the turn after its primed
+        opening. A recall note at 0 goes before the opening: a primed opening is taken back
+        first (a note primed with it is written again, ahead of the recall note)."""
+        recall = recall or []
         head = self._primed[self._primed_note :]
-        if not recall and head and tokens[: len(head)] == head:
+        if head and tokens[: len(head)] == head and (not recall or at >= len(head)):
+            prefix, done, base = [], len(head), self._primed_note
             self._primed, self._primed_note = [], 0
-            return tokens[len(head) :]
-        self.unprime()
-        self.ledger.begin_turn()
-        note = self._begin_with_note()
+        else:
+            self.unprime()
+            self.ledger.begin_turn()
+            prefix = self._begin_with_note()
+            done, base = 0, len(prefix)
         if recall:
-            self.ledger.recalls[-1] = len(recall)
-        return note + (recall or []) + tokens
+            self.ledger.recalls[-1], self.ledger.recall_at[-1] = len(recall), base + at
+        return prefix + (tokens[:at] + recall + tokens[at:])[done:]
 
     def cache_pos_max(self) -> int:
         """Highest position in the KV cache (n_past - 1 when consistent)."""

@@ -8,9 +8,10 @@ larger than all the space does it fall back to dropping the head of that turn.
 Each turn also records where its reply starts (`replies`: offset within the turn, -1 while the
 reply has not begun), so the model's own earlier replies can be found in the cache (the sampler
 reads them, see `Conversation`), how many of its first tokens are the memory note written at
-its head (`notes`, 0 for most turns; memory.py), and how many after those are a recall note
-(`recalls`: the facts its question asked about; recall.py). Only a full note counts for
-`note_in_cache`: a recall note holds a few facts, not everything a shift drops.
+its head (`notes`, 0 for most turns; memory.py), and the recall note it holds (`recalls`: its
+length, the facts its question asked about, recall.py; `recall_at`: where in the turn it
+starts, right after the user's closed message, before the assistant header). Only a full note
+counts for `note_in_cache`: a recall note holds a few facts, not everything a shift drops.
 
 A shift keeps the newest memory note (`shift`): when the turns it drops hold the newest one, the
 note's tokens stay where they are and the rest of its turn goes, so the note ends up right after
@@ -32,8 +33,9 @@ class Ledger:
     turns: list[int] = field(default_factory=list)  # token count per turn, oldest first
     replies: list[int] = field(default_factory=list)  # per turn: offset of its reply, -1 = none yet
     notes: list[int] = field(default_factory=list)  # per turn: memory-note tokens at its head
-    recalls: list[int] = field(default_factory=list)  # per turn: recall-note tokens after those
+    recalls: list[int] = field(default_factory=list)  # per turn: recall-note tokens in it
     pinned: int = 0  # memory-note tokens kept right after the system prompt, before turn 1
+    recall_at: list[int] = field(default_factory=list)  # per turn: offset of its recall note
 
     def __post_init__(self) -> None:
         if not self.replies:
@@ -42,10 +44,19 @@ class Ledger:
             self.notes = [0] * len(self.turns)
         if not self.recalls:
             self.recalls = [0] * len(self.turns)
-        if not len(self.replies) == len(self.notes) == len(self.recalls) == len(self.turns):
-            raise ValueError("ledger: one reply offset, note size and recall size per turn")
+        if not self.recall_at:  # a recall note once came right after the turn's memory note
+            self.recall_at = list(self.notes)
+        columns = (self.replies, self.notes, self.recalls, self.recall_at)
+        if any(len(column) != len(self.turns) for column in columns):
+            raise ValueError("ledger: one reply offset, note size and recall note per turn")
+        if any(k < 0 or k > n or r < 0 or (r and not k <= a <= n - r) for k, r, a, n in self.notes_by_turn()):
+            raise ValueError("ledger: a memory or recall note outside its turn")
         if self.pinned < 0:
             raise ValueError("ledger: negative pinned note")
+
+    def notes_by_turn(self) -> list[tuple[int, int, int, int]]:
+        """Per turn: (memory-note length, recall-note length, recall-note offset, turn length)."""
+        return list(zip(self.notes, self.recalls, self.recall_at, self.turns, strict=True))
 
     @property
     def note_in_cache(self) -> bool:
@@ -66,6 +77,7 @@ class Ledger:
         self.replies.append(-1)
         self.notes.append(0)
         self.recalls.append(0)
+        self.recall_at.append(0)
 
     def mark_reply(self, offset: int | None = None) -> None:
         """The current turn's reply starts at `offset` within the turn (default: here)."""
@@ -76,6 +88,7 @@ class Ledger:
         self.replies.pop()
         self.notes.pop()
         self.recalls.pop()
+        self.recall_at.pop()
         return self.turns.pop()
 
     def clear_turns(self) -> None:
@@ -84,6 +97,7 @@ class Ledger:
         self.replies.clear()
         self.notes.clear()
         self.recalls.clear()
+        self.recall_at.clear()
 
     def reply_spans(self, n_close: int) -> list[tuple[int, int]]:
         """Absolute [start, end) positions of every finished reply in the cache, oldest first,
@@ -170,11 +184,15 @@ class Ledger:
             raise ValueError("discard larger than the ledger")
         dropped, cut_head = self._whole_turns(n_discard)
         left = n_discard - sum(self.turns[:dropped])
-        for column in (self.turns, self.replies, self.notes, self.recalls):
+        for column in (self.turns, self.replies, self.notes, self.recalls, self.recall_at):
             del column[:dropped]
         if cut_head:
             self.turns[0] -= left
             if self.replies[0] >= 0:
                 self.replies[0] = max(0, self.replies[0] - left)
-            self.notes[0] = self.recalls[0] = 0  # a note cut at its head says nothing whole
+            self.notes[0] = 0  # a note cut at its head says nothing whole
+            if self.recalls[0] and self.recall_at[0] >= left:  # a recall note after the cut stays
+                self.recall_at[0] -= left
+            else:
+                self.recalls[0] = self.recall_at[0] = 0
         return dropped

@@ -25,7 +25,7 @@ from app.brain.facts import Fact, extract_facts
 from app.brain.records import Message
 
 MAX_FACTS = 24  # the newest this many facts; older ones are left out of the note
-HEADER = "What the user told you about themselves earlier:"
+HEADER = "Facts about the user:"
 
 
 @lru_cache(maxsize=4096)
@@ -57,13 +57,30 @@ def known_facts(
     return [f for f in facts.values() if f.key not in skip]
 
 
+# The note's sentences (facts.py) as the user reads them; "They"/"Their" is how facts were
+# worded before, still found in memory shared across conversations.
+_TO_YOU = (
+    ("The user asked you to remember:", "You asked me to remember:"),
+    ("They asked you to remember:", "You asked me to remember:"),
+    ("The user's ", "Your "),
+    ("The user is ", "You are "),
+    ("The user was ", "You were "),
+    ("The user doesn't ", "You don't "),
+    ("The user lives ", "You live "),
+    ("The user comes ", "You come "),
+    ("The user works ", "You work "),
+    ("The user likes ", "You like "),
+    ("Their ", "Your "),
+    ("They ", "You "),
+)
+
+
 def told_to_you(fact: Fact) -> str:
     """The fact as the user reads it in the window ("Your name is Robin.")."""
     s = fact.sentence
-    s = s.replace("They asked you to remember:", "You asked me to remember:", 1)
-    for they, you in (("Their ", "Your "), ("They ", "You ")):
-        if s.startswith(they):
-            return you + s[len(they) :]
+    for about, to_you in _TO_YOU:
+        if s.startswith(about):
+            return to_you + s[len(about) :]
     return s
 
 

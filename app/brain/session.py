@@ -74,6 +74,7 @@ def _write(conv: Conversation, directory: Path) -> None:
             "notes": conv.ledger.notes,
             "recalls": conv.ledger.recalls,
             "pinned": conv.ledger.pinned,
+            "recall_at": conv.ledger.recall_at,
         },
         "note_due": conv.note_due,
         "forgotten": sorted(conv.forgotten),
@@ -167,14 +168,12 @@ def _restore_state(conv: Conversation, directory: Path, meta: dict[str, Any]) ->
             [int(x) for x in saved.get("notes", [])],  # sessions saved before the memory note
             [int(x) for x in saved.get("recalls", [])],  # ... and before the recall note
             int(saved.get("pinned", 0)),  # ... and before the note was kept across shifts
+            [int(x) for x in saved.get("recall_at", [])],  # ... and before it moved to the reply
         )
     except (KeyError, TypeError, ValueError) as exc:
         return f"ledger unreadable ({exc!r})"
     if ledger.n_past != n_past or ledger.n_keep != conv.ledger.n_keep:
         return "ledger does not match the saved token count"
-    notes = zip(ledger.notes, ledger.recalls, ledger.turns, strict=True)
-    if any(not (k >= 0 and r >= 0 and k + r <= n) for k, r, n in notes):
-        return "ledger holds a memory note larger than its turn"
     cap = conv.n_ctx
     tokens = (llama_cpp.llama_token * cap)()
     n_out = ctypes.c_size_t(0)
