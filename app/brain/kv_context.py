@@ -19,9 +19,9 @@ at the head of the next turn, evaluated with that turn's primed opening (idle ti
 recorded in the ledger (`Ledger.notes`). Taking that turn back makes it due again. A later
 shift that drops that turn keeps the note, right after the system prompt (`Ledger.pinned`), so
 an unchanged note is evaluated once, not after every shift. `_memory_note()` gives its tokens
-(none here; `Conversation` builds it from the history). A turn may also open with a recall note
-(the facts its question asks about; recall.py), written after the note and before the turn's
-own tokens (`Ledger.recalls`).
+(none here; `Conversation` builds it from the history). A turn may also hold a recall note
+(the facts its question asks about; recall.py), written between the user's closed message and
+the assistant header (`Ledger.recalls`, `Ledger.recall_at`).
 
 This is the cache's bookkeeping only; `Conversation` (conversation.py) builds turns and replies
 on it. Threading: owned by ONE thread (llama contexts are not thread-safe); every method blocks

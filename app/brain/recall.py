@@ -5,8 +5,9 @@ A note written once after a shift ends up far behind the conversation: at n_ctx 
 with an invented name (recall 0.06, the same as with no note). Models read best what is near,
 and a 135M model given the whole note right before the question still took the wrong name
 from it ("What is my name?" -> "Maria.", the sister). So a turn that asks about remembered facts
-(or the assistant's own name) opens with a recall note that holds just those (kv_context.py
-writes it; `Conversation.stream` asks): a few tokens, on such turns only.
+(or the assistant's own name) gets a recall note that holds just those, right after the user's
+closed question, before the reply (kv_context.py writes it; `Conversation.stream` asks): a few
+tokens, on such turns only.
 
 The test is words, not a model: the turn is a question or a request to recall, and it names a
 fact's topic (its cue words, or a word of the fact's value). A wrong "yes" costs one note's
