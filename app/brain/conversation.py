@@ -195,8 +195,9 @@ class Conversation(KvContext):
         turn = self._user_turn(read_as(text, language, self.persona))
         stats.user_trimmed = turn.cut
         recall = self._recall_note(text)
-        todo = self._open_turn(turn.tokens, recall, turn.reply_at)
-        after = len(turn.tokens) - turn.words_end + (len(recall) if turn.reply_at else 0)
+        at = self._reply_at(turn.tokens)
+        todo = self._open_turn(turn.tokens, recall, at)
+        after = len(turn.tokens) - turn.words_end + (len(recall) if at else 0)
         stats.end_of_turn = self._eval_user(todo, turn, after, read=gate is not None)
         stats.prompt_tokens = len(turn.tokens)
         stats.primed_tokens = max(0, len(turn.tokens) + len(recall) - len(todo))

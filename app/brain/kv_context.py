@@ -95,6 +95,7 @@ class KvContext:
         self.format = self._make_format()
         self._close_tokens = self._tokenize(self.format.reply_close())
         self._user_head = self._tokenize(self.format.user_head())
+        self._reply_open = self._tokenize(self.format.reply_open())
         self._primed: list[int] = []  # the user head, when evaluated ahead of the next turn
         self._primed_note = 0  # ... of which this many tokens are the memory note before it
         self._note_due = False  # a shift dropped turns: the next turn opens with the memory note
@@ -321,6 +322,12 @@ class KvContext:
         for start, end in self.reply_spans():
             out += ids[start:end].tolist()
         return out
+
+    def _reply_at(self, tokens: list[int]) -> int:
+        """Where the assistant header the reply continues starts in a user turn's `tokens` (a
+        recall note goes there); 0 when the turn does not end with it."""
+        n = len(self._reply_open)
+        return len(tokens) - n if n and tokens[-n:] == self._reply_open else 0
 
     def _open_turn(self, tokens: list[int], recall: list[int] | None = None, at: int = 0) -> list[int]:
         """Start a turn made of `tokens`, with the `recall` note at index `at` of them (the

@@ -18,7 +18,7 @@ import logging
 import string
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol
 
 import llama_cpp
@@ -76,8 +76,6 @@ class UserTurn:
     cut: int  # content tokens dropped from the head of a monologue too long for the context
     words_end: int  # index in `tokens` right after the last word (punctuation and closing follow)
     end_token: int | None  # the template's first token after the words: its end-of-turn mark
-    reply_at: int = 0  # index in `tokens` of the assistant header the reply continues (0: none
-    # found); a recall note goes there, between the closed user turn and the reply
 
 
 def build_user_turn(text: str, fmt: ChatFormat, llama: llama_cpp.Llama, limit: int) -> UserTurn:
@@ -94,29 +92,24 @@ def build_user_turn(text: str, fmt: ChatFormat, llama: llama_cpp.Llama, limit: i
         if len(turn.tokens) <= limit:
             cut = len(content) - budget
             log.warning("user turn of %d tokens: its first %d were dropped", len(content), cut)
-            return replace(turn, cut=cut)
+            return UserTurn(turn.tokens, cut, turn.words_end, turn.end_token)
         budget -= len(turn.tokens) - limit
     raise ValueError("the context is too small for any user turn")
 
 
 def _segment(text: str, fmt: ChatFormat, llama: llama_cpp.Llama) -> UserTurn:
-    def tokenize(parts: list[Part]) -> list[list[int]]:
-        return [llama.tokenize(p.text.encode("utf-8"), add_bos=False, special=p.special) for p in parts]
-
     parts = fmt.user(text)
-    pieces = tokenize(parts)
+    pieces = [llama.tokenize(p.text.encode("utf-8"), add_bos=False, special=p.special) for p in parts]
     tokens = [t for piece in pieces for t in piece]
-    opening = [t for piece in tokenize(fmt.reply_open()) for t in piece]
-    reply_at = len(tokens) - len(opening) if opening and tokens[-len(opening) :] == opening else 0
     content = next((i for i, p in enumerate(parts) if p == Part(text, False)), None)
     if content is None or not text.strip():
-        return UserTurn(tokens, 0, len(tokens), None, reply_at)
+        return UserTurn(tokens, 0, len(tokens), None)
     words_end = sum(len(piece) for piece in pieces[: content + 1])
     start = words_end - len(pieces[content])
     while words_end > start and _is_punctuation(llama, tokens[words_end - 1]):
         words_end -= 1
     after = [t for piece in pieces[content + 1 :] for t in piece]
-    return UserTurn(tokens, 0, words_end, after[0] if after and words_end > start else None, reply_at)
+    return UserTurn(tokens, 0, words_end, after[0] if after and words_end > start else None)
 
 
 def _is_punctuation(llama: llama_cpp.Llama, token: int) -> bool:
