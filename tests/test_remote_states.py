@@ -115,7 +115,7 @@ class RemoteStates(RuleBasedStateMachine):
         self._turn(text, mode)
         assert len(self.brain.history) == before
 
-    @rule(text=user_text, mode=st.sampled_from(["drop", "malformed", "empty-once", "context:300"]))
+    @rule(text=user_text, mode=st.sampled_from(["drop", "malformed", "empty:1", "empty:2", "context:300"]))
     def server_fails_on_the_way(self, text: str, mode: str) -> None:
         self._turn(text, mode)
         self.stable = False

@@ -12,8 +12,8 @@ What makes the local context good, done over `POST /v1/chat/completions` with `s
   server's context (asked from the server: llama-server `/props`, Ollama `/api/show`; learned
   from an "exceeds the context" answer or from a stream dropped before its first piece, which is
   how llama-cpp-python's server answers an over-long prompt: the context is then taken to be
-  below that request's size, the request is trimmed and sent once more, and the turn's
-  `notice` says so; else configured), the oldest whole exchanges are dropped
+  below that request's size, the request is trimmed and sent again (until nothing older is
+  left), and the turn's `notice` says so; else configured), the oldest whole exchanges are dropped
   until half of the space after the system prompt is free, so the prefix then stays the same for
   many turns (dropping one message per turn would change it every turn and defeat the cache).
 - **The memory note** (memory.py): when a trim leaves exchanges out, the facts the user told
@@ -222,23 +222,23 @@ class RemoteConversation:
         turn = GatedReply(gate, stats, accept)
         pieces: list[str] = []
         read, failure = Reading(t0), None
+        before = self._snapshot()
         try:
-            try:
-                yield from turn.pieces(read_reply(response, cancel, stats, pieces, read, self.url))
-            except Exception as exc:
-                before = self._snapshot()
-                retry = None if pieces or (cancel is not None and cancel.is_set()) else self._refit(text, exc)
-                if retry is None:
-                    raise
-                older = sum(ex.tokens for ex in self.kept)
-                stats.notice, stats.n_ctx = smaller_context_notice(self.n_ctx), self.n_ctx
+            while True:  # each request that drops before its first piece leaves out older turns
                 try:
-                    yield from turn.pieces(read_reply(retry, cancel, stats, pieces, read, self.url))
-                except Exception:
-                    if not pieces:  # not a context limit after all: as it was, and say the failure
-                        self._restore(before)
-                        older, stats.notice, stats.n_ctx = sum(ex.tokens for ex in self.kept), "", self.n_ctx
-                    raise
+                    yield from turn.pieces(read_reply(response, cancel, stats, pieces, read, self.url))
+                    break
+                except Exception as exc:
+                    stopped = bool(pieces) or (cancel is not None and cancel.is_set())
+                    retry = None if stopped else self._refit(text, exc)
+                    if retry is None:
+                        if not pieces and stats.notice:  # not a context limit after all: as it was
+                            self._restore(before)
+                            stats.notice = ""
+                        older, stats.n_ctx = sum(ex.tokens for ex in self.kept), self.n_ctx
+                        raise
+                response, older = retry, sum(ex.tokens for ex in self.kept)
+                stats.notice, stats.n_ctx = smaller_context_notice(self.n_ctx), self.n_ctx
         except Exception as exc:  # dropped or malformed mid-reply: keep what came, then say so
             read.reason, failure = "failed", self._explain(exc)
         finally:
@@ -272,8 +272,9 @@ class RemoteConversation:
         """A stream that ended before its first piece, for a request of ~N tokens, is how a
         server with a smaller context than assumed answers (llama-cpp-python's drops it): take
         the context to be below N, leave out the oldest whole exchanges and send the request
-        once more. Returns the new response, or None (and changes nothing) when this was not
-        such a failure, nothing can be left out, or the retry fails too."""
+        once more (`stream` calls it again when that one drops too). Returns the new response,
+        or None (and changes nothing) when this was not such a failure, nothing can be left out,
+        or sending fails."""
         if not self.kept or not (isinstance(exc, DroppedStream) or connection_reset(exc)):
             return None  # a timeout: a slow server, not a small one
         before = self._snapshot()

@@ -157,7 +157,7 @@ class FaultServer:
     "ok" (a short stream), "stall" (no byte for `stall_s`), "status:NNN", "drop" (two pieces,
     then the connection closes), "stall-after-first" (one piece, then silence for `stall_s`),
     "malformed" (a stream that is not JSON), "empty" (a stream that ends with no chunk, as
-    llama-cpp-python's server answers a prompt over its context; "empty-once": once, then "ok"),
+    llama-cpp-python's server answers a prompt over its context; "empty:N": N times, then "ok"),
     "context:N" (once, llama-server's 400 for a prompt over a context of N tokens; then "ok")."""
 
     def __init__(self) -> None:
@@ -212,7 +212,8 @@ class FaultServer:
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
                 if mode.startswith("empty"):
-                    server.mode = "ok" if mode == "empty-once" else mode
+                    left = int(mode[6:]) - 1 if mode.startswith("empty:") else 1
+                    server.mode = mode if mode == "empty" else f"empty:{left}" if left else "ok"
                     self.wfile.write(b"data: [DONE]\n\n")
                     return
                 if mode == "malformed":
