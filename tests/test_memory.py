@@ -239,9 +239,10 @@ def test_a_forgotten_fact_is_gone_from_the_next_replys_context(llm_model: Path) 
 
 
 def test_restating_a_fact_is_no_repetition_for_the_sampler(llm_model: Path) -> None:
-    """DRY forbids extending what the model already said; a remembered fact's value in its
-    earlier replies is a sequence breaker in what the sampler reads, so "Your name is Robin"
-    may be said again. The rest of the reply is still read as it was."""
+    """DRY forbids extending what the model already said; a remembered fact's value and the
+    assistant's own name in its earlier replies are sequence breakers in what the sampler reads,
+    so "Your name is Robin" and "My name is Aria" may be said again. The rest of the reply is
+    still read as it was."""
     c = make(llm_model)
     c.say("My name is Robin.")
     assert c.amend_last_reply("Nice to meet you, Robin! Your name is Robin.", interrupted=False)
@@ -254,7 +255,11 @@ def test_restating_a_fact_is_no_repetition_for_the_sampler(llm_model: Path) -> N
     off = make(llm_model, memory=False)
     off.say("My name is Robin.")
     off.amend_last_reply("Your name is Robin.", interrupted=False)
-    assert off.sampler_history() == off.own_replies()  # memory off: read as said
+    assert off.sampler_history() == off.own_replies()  # memory off: the user's facts read as said
+    off.say("What is your name?")
+    off.amend_last_reply(f"My name is {off.persona.bot}.", interrupted=False)
+    mine = off.llama.detokenize(off.sampler_history()).decode()
+    assert mine.endswith("My name is\n.") and off.persona.bot not in mine, mine  # the name: always
     off.close()
     c.close()
 

@@ -100,11 +100,12 @@ class Conversation(KvContext):
 
     def sampler_history(self) -> list[int]:
         """The model's own replies as the sampler reads them: each remembered fact's value
-        ("Robin", "Porto") is replaced by a sequence breaker, so restating a fact the user told
-        ("Your name is Robin") is not a repetition DRY forbids; anything else still is."""
+        ("Robin", "Porto") and the assistant's own name are replaced by a sequence breaker, so
+        restating a fact the user told ("Your name is Robin") or who it is ("My name is Aria",
+        said before) is not a repetition DRY forbids; anything else still is."""
         tokens = self.own_replies()
-        values = {f.value for f in self.remembered()}
-        if not values or self._newline is None:
+        values = {f.value for f in self.remembered()} | {self.persona.bot}
+        if self._newline is None:
             return tokens
         runs = [self._tokenize([Part(f"{lead}{v}", False)]) for v in values for lead in ("", " ")]
         out, i = [], 0
