@@ -3,7 +3,8 @@
 Spoken questions are fed into the virtual microphone; "heard" is the first sample on the virtual
 speaker (a level monitor in another process): the true voice-to-voice time. The assistant runs as
 the app does (the turn model and the speech model in the path). Per voice family (espeak-ng's
-en-us; the natural voice, Piper's joe, as people sound), in one run, same models:
+en-us; MBROLA's us2, a man's recorded diphones; the natural voice, Piper's joe, as people
+sound), in one run, same models:
 - hands-free, complete questions, for (a) the earlier words rule (the words' end-of-turn
   probability on the 0.001-0.2 scale, no turn model) and (b) today's rule (the words and the
   turn model, loop/turn_end.py); stages in ms after the end of speech, and the CPU each thread
@@ -23,7 +24,7 @@ reply is stopped once heard. The machine it ran on is printed with the result.
 Targets (#33): per family, paused utterances ended early <= 10% for both ways; today's rule's
 hands-free p50 <= 1.0x the earlier rule's; the remote brain's <= 1.1x the local one's; hands-free
 and push-to-talk >= 2.5x faster than the sequential baseline.
-Run: .venv/bin/python -m bench.latency [--questions 12] [--families espeak,natural]
+Run: .venv/bin/python -m bench.latency [--questions 12] [--families espeak,mbrola,natural]
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from bench.common import emit, pct, until_quiet
 from bench.latency_rig import Rig
 from bench.phrases import PAUSED, PHRASES
 from bench.thread_cpu import cpu_by_thread, spent
-from bench.voices import PIPER, available, said_apart, said_through, speak
+from bench.voices import MBROLA_EN, PIPER, available, said_apart, said_through, speak
 from tests.support.pulse import VirtualAudio
 
 LOUD = 0.003
@@ -196,7 +197,7 @@ def summary(d: dict[str, list[float]]) -> dict:
 # the rule before the turn model joined (words alone, 0.001-0.2 over 1.2-0.2 s; its pitch hold,
 # which only made complete questions wait, left out): today's rule is compared with it
 EARLIER = TurnEndConfig(combine="words", trailing_at=0.001, long_ms=1200)
-FAMILIES = {"espeak": "en-us", "natural": PIPER}
+FAMILIES = {"espeak": "en-us", "mbrola": MBROLA_EN, "natural": PIPER}
 
 
 def question_wavs(tmp: Path, voice: str, n: int) -> list[Path]:
@@ -300,8 +301,7 @@ def main() -> None:
     ap.add_argument("--families", default=",".join(FAMILIES), help="voice families, comma-separated")
     args = ap.parse_args()
     families = [f for f in args.families.split(",") if f]
-    if "natural" in families and PIPER not in available():
-        families.remove("natural")
+    families = [f for f in families if FAMILIES[f] in available()]  # (MBROLA, Piper: when installed)
     audio = VirtualAudio().start()
     out: dict = {"questions": args.questions, "families": {}}
     try:

@@ -7,8 +7,8 @@ Russian questions with 42-86% word errors and found their language in 1-3 of 5, 
 measured on them say more about espeak-ng than about the app. Debian packages voices made from
 recordings of people, which whisper hears much as it hears a person:
 
-- MBROLA diphone voices (`mbrola`, `mbrola-fr1`, `mbrola-de6`, `mbrola-es1`; contrib and
-  non-free), spoken through espeak-ng (`-v mb-fr1`): espeak-ng writes the phonemes, MBROLA
+- MBROLA diphone voices (`mbrola`, `mbrola-us2`, `mbrola-fr1`, `mbrola-de6`, `mbrola-es1`;
+  contrib and non-free), spoken through espeak-ng (`-v mb-fr1`): espeak-ng writes the phonemes, MBROLA
   joins recorded diphones;
 - RHVoice (`rhvoice`, `rhvoice-russian`; non-free), a statistical parametric voice trained on
   a speaker (Russian: anna);
@@ -41,6 +41,10 @@ from bench.common import espeak_command, speak_16k, spoken_through, until_quiet
 log = logging.getLogger(__name__)
 ESPEAK = ("en-us", "en-gb", "en-gb-scotland", "en-us+f3")
 PIPER = "piper:joe"
+MBROLA_EN = "mb-us2"  # MBROLA's American English voice (a man's diphones), spoken through espeak-ng
+# MBROLA voices espeak-ng can speak through, by language (the diphone database's folder name).
+MBROLA = {"en": "us2", "fr": "fr1", "de": "de6", "es": "es1"}
+MBROLA_DIR = Path("/usr/share/mbrola")
 
 
 @functools.cache
@@ -53,14 +57,21 @@ def _piper():
     return NaturalSynthesizer.get(path)
 
 
+def has_mbrola(database: str) -> bool:
+    """MBROLA and its diphone database `database` ("us2") are installed."""
+    return which("mbrola") is not None and (MBROLA_DIR / database).exists()
+
+
 def available() -> list[str]:
-    """The voices this machine can speak with: espeak-ng's, and the natural one when fetched."""
+    """The English voices this machine can speak with: espeak-ng's, MBROLA's when installed,
+    and the natural one when fetched."""
+    found = [*ESPEAK, MBROLA_EN] if has_mbrola(MBROLA["en"]) else list(ESPEAK)
     try:
         _piper()
     except Exception as exc:  # not fetched (`talk-llama models fetch joe`), or it cannot load
         log.warning("no natural voice (%s): espeak-ng voices only", exc)
-        return list(ESPEAK)
-    return [*ESPEAK, PIPER]
+        return found
+    return [*found, PIPER]
 
 
 def speak(text: str, voice: str, wpm: int = 150) -> np.ndarray:
@@ -92,9 +103,6 @@ def said_apart(head: str, tail: str, pause_s: float, voice: str, wpm: int = 150)
 
 # espeak-ng's own voice for each language the clips use (Mandarin's is `cmn`).
 ESPEAK_FOR = {"en": "en-us", "fr": "fr", "de": "de", "es": "es", "ru": "ru", "zh": "cmn", "ja": "ja"}
-# MBROLA voices espeak-ng can speak through, by language (the diphone database's folder name).
-MBROLA = {"fr": "fr1", "de": "de6", "es": "es1"}
-MBROLA_DIR = Path("/usr/share/mbrola")
 RHVOICE = {"ru": "anna"}
 RHVOICE_DIR = Path("/usr/share/RHVoice/voices")
 JTALK_DICT = Path("/var/lib/mecab/dic/open-jtalk/naist-jdic")
@@ -143,7 +151,7 @@ def voices_for(language: str) -> list[ClipVoice]:
         found.append(ClipVoice("open-jtalk", "ja", JTALK_VOICE.stem))
     if (rh := RHVOICE.get(language)) and which("RHVoice-test") and (RHVOICE_DIR / rh).is_dir():
         found.append(ClipVoice("rhvoice", language, rh))
-    if (mb := MBROLA.get(language)) and which("mbrola") and (MBROLA_DIR / mb).exists():
+    if (mb := MBROLA.get(language)) and has_mbrola(mb):
         found.append(ClipVoice("mbrola", language, mb))
     if language in ESPEAK_FOR:
         found.append(ClipVoice("espeak-ng", language, ESPEAK_FOR[language]))

@@ -15,7 +15,7 @@ RUN_PKGS=(python3-venv python3-dev build-essential cmake libportaudio2 libspeexd
   fonts-dejavu-core)
 TEST_PKGS=(pulseaudio pulseaudio-utils sox xvfb xauth xdotool desktop-file-utils appstream qemu-user
   open-jtalk open-jtalk-mecab-naist-jdic)
-VOICE_PKGS=(hts-voice-nitech-jp-atr503-m001 mbrola mbrola-fr1 mbrola-de6 mbrola-es1 rhvoice rhvoice-russian)
+VOICE_PKGS=(hts-voice-nitech-jp-atr503-m001 mbrola mbrola-us2 mbrola-fr1 mbrola-de6 mbrola-es1 rhvoice rhvoice-russian)
 
 want=("${RUN_PKGS[@]}")
 voices=()
