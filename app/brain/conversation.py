@@ -104,8 +104,8 @@ class Conversation(KvContext):
         restating a fact the user told ("Your name is Robin") or who it is ("My name is Aria",
         said before) is not a repetition DRY forbids; anything else still is."""
         tokens = self.own_replies()
-        values = {f.value for f in self.remembered()} | {self.persona.bot}
-        if self._newline is None:
+        values = {v for v in (*(f.value for f in self.remembered()), self.persona.bot) if v.strip()}
+        if not values or self._newline is None:
             return tokens
         runs = [self._tokenize([Part(f"{lead}{v}", False)]) for v in values for lead in ("", " ")]
         out, i = [], 0
