@@ -73,6 +73,43 @@ def test_voices_and_lookup() -> None:
         synth.find_voice("no-such-voice-xyz")
 
 
+def test_the_voice_and_rate_asked_for_are_the_ones_that_speak() -> None:
+    """The voice, rate and volume reach espeak-ng itself (through pyttsx3's queued properties,
+    every sentence was said by the default voice at 200 wpm, whatever was configured)."""
+    synth = Synthesizer.get()
+    text = "This is a test of the speaking rate."
+    slow, fast = (synth.render(text, "gmw/en-us", rate=r) for r in (110, 330))
+    assert len(slow.pcm) > 1.8 * len(fast.pcm), (len(slow.pcm), len(fast.pcm))
+    french = synth.render("Bonjour, je m'appelle Max.", "roa/fr", rate=150)
+    assert synth.current_voice() == "roa/fr"
+    english = synth.render("Bonjour, je m'appelle Max.", "gmw/en-us", rate=150)
+    assert synth.current_voice() == "gmw/en-us" and not np.array_equal(french.pcm, english.pcm)
+    quiet = synth.render(text, "gmw/en-us", rate=200, volume=0.3)
+    loud = synth.render(text, "gmw/en-us", rate=200, volume=1.0)
+    assert np.abs(quiet.pcm).max() < 0.6 * np.abs(loud.pcm).max()
+
+
+def test_an_installed_mbrola_voice_speaks_its_language_at_its_own_rate(multilingual_whisper) -> None:
+    """MBROLA's French (made from a person's diphones) is the system voice for French when
+    installed, and its sound is labelled with its database's rate (16 kHz), not espeak-ng's."""
+    import soxr
+
+    from app.ears.transcriber import SttConfig, Transcriber
+    from app.voice.mbrola_voices import database_installed
+
+    synth = Synthesizer.get()
+    if not database_installed("fr1"):
+        pytest.skip("no MBROLA French voice (packaging/debian-deps.sh test installs mbrola-fr1)")
+    assert synth.find_voice("fr").id == "mb/mb-fr1" and synth.rate_of("fr") == 16000
+    assert not synth.find_voice("en").id.startswith("mb/")  # English keeps espeak-ng's voice
+    speech = synth.render("Bonjour, je m'appelle Max.", "fr", rate=150)
+    assert speech.sample_rate == 16000 and synth.current_voice() == "mb/mb-fr1"
+    assert speech.words and speech.words[-1][1] < len(speech.pcm)
+    audio = soxr.resample(speech.pcm, speech.sample_rate, 16000).astype(np.float32)
+    heard = Transcriber(SttConfig(multilingual_whisper, language="fr")).transcribe(audio).text
+    assert "bonjour" in heard.lower() and "appelle" in heard.lower(), heard
+
+
 def test_spoken_audio_reaches_the_speaker_in_order(speaker, events, tmp_path) -> None:
     mon = Monitor(tmp_path / "levels")
     speaker.say("The first sentence is short.")

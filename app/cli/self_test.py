@@ -132,8 +132,8 @@ def _speech_16k() -> np.ndarray:
     from app.voice.synthesizer import Synthesizer
 
     synth = Synthesizer.get()
-    pcm = synth.synthesize(PHRASE, rate=140)
-    return soxr.resample(pcm, synth.sample_rate, RATE).astype(np.float32)
+    speech = synth.render(PHRASE, rate=140)
+    return soxr.resample(speech.pcm, speech.sample_rate, RATE).astype(np.float32)
 
 
 def check_whisper(directory: Path) -> str:
@@ -198,13 +198,14 @@ def check_espeak(_: Path) -> str:
     from app.voice.synthesizer import Synthesizer, list_voices
 
     synth = Synthesizer.get()
-    pcm = synth.synthesize(PHRASE)
+    speech = synth.render(PHRASE)
+    pcm = speech.pcm
     if not len(pcm) or float(np.abs(pcm).max()) < 0.01:
         raise RuntimeError("synthesis produced no sound")
     data = os.environ.get("ESPEAK_DATA_PATH", "the system's")
     return (
         f"{len(list_voices())} voices (data: {data}); {PHRASE!r} → "
-        f"{len(pcm) / synth.sample_rate:.2f} s of sound; from {loaded_from('libespeak-ng')}"
+        f"{len(pcm) / speech.sample_rate:.2f} s of sound; from {loaded_from('libespeak-ng')}"
     )
 
 

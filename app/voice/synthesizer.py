@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from app.catalog.languages import LANGUAGES
+from app.voice import mbrola_voices
 
 log = logging.getLogger(__name__)
 
@@ -104,15 +105,57 @@ class Synthesizer:
         ]
         if not self.voices:
             raise TtsUnavailable("espeak-ng has no voices; install espeak-ng-data")
+        data = self._data_dir()
+        self._mbrola = mbrola_voices.installed(data) if data else []
+        self.voices += [Voice(v.id, v.name, v.languages) for v in self._mbrola]
+        self._rates = {v.id.lower(): v.rate for v in self._mbrola}  # the rest speak at ESPEAK_RATE
         self._by_id = {v.id.lower(): v for v in self.voices}
         self._found: dict[str, Voice] = {}  # find_voice's answers
-        self.sample_rate = ESPEAK_RATE
+        self.sample_rate = ESPEAK_RATE  # espeak-ng's own voices' (an MBROLA voice's: rate_of)
         self._lock = threading.RLock()  # (find_voice takes it, also from inside render)
         self._chunks: list[bytes] = []
         self._words: list[tuple[int, int]] = []  # (character position from 1, sample)
         self._done = threading.Event()
         self._cancelled = False
         _espeak.SetSynthCallback(self._on_synth)
+
+    def _data_dir(self) -> Path | None:
+        """espeak-ng's data folder (where its voice files are), None when it does not say."""
+        try:
+            info = self._espeak.dll.espeak_Info
+            info.restype = ctypes.c_char_p
+            path = ctypes.c_char_p()
+            info(ctypes.byref(path))
+            return Path(path.value.decode()) if path.value else None
+        except (AttributeError, OSError, UnicodeDecodeError):
+            return None
+
+    def _apply(self, voice: str | None, rate: int | None, volume: float | None) -> None:
+        """Set espeak-ng's voice, rate (words per minute) and volume (0-1) now, through its
+        binding: pyttsx3's `setProperty` only queues them for its own event loop, which this
+        class never runs (through it, every sentence was said by the default voice at 200 wpm)."""
+        es = self._espeak
+        if voice:
+            wanted = self.find_voice(voice).id
+            if es.SetVoiceByName(wanted.encode()) != 0:
+                raise RuntimeError(f"espeak-ng could not load the voice {wanted!r}")
+        if rate:
+            es.SetParameter(es.RATE, int(rate), 0)
+        if volume is not None:
+            es.SetParameter(es.VOLUME, round(float(volume) * 100), 0)
+
+    def current_voice(self) -> str:
+        """The id of the voice espeak-ng speaks with now (lower case)."""
+        now = self._espeak.GetCurrentVoice()
+        if not now or not now.contents.identifier:
+            return ""
+        return str(now.contents.identifier.decode(errors="replace").lower())
+
+    def rate_of(self, voice: str | None = None) -> int:
+        """The sample rate `voice` speaks at (None: the voice set now): MBROLA voices speak at
+        their database's rate, espeak-ng's own at ESPEAK_RATE."""
+        current = self.find_voice(voice).id if voice else self.current_voice()
+        return self._rates.get(current.lower(), ESPEAK_RATE)
 
     def _on_synth(self, wav: ctypes.c_void_p, numsamples: int, events: Any) -> int:
         """espeak's thread: collect samples and word starts; return 1 to abort when cancelled."""
@@ -128,34 +171,42 @@ class Synthesizer:
         return 1 if self._cancelled else 0
 
     def find_voice(self, spec: str) -> Voice:
-        """A voice by id, name or language code (case-insensitive). For a language, espeak-ng's
-        own choice comes before the first voice listed for it ("fr": France's French voice, not
-        Belgium's; "zh": Mandarin, which pyttsx3 lists as `cmn` only)."""
+        """A voice by id, name or language code (case-insensitive). For a language other than
+        English, an installed MBROLA voice comes first (made from a person's recorded diphones:
+        far better heard than espeak-ng's own, mbrola_voices.py), then espeak-ng's own choice
+        before the first voice listed for it ("fr": France's French voice, not Belgium's; "zh":
+        Mandarin, which pyttsx3 lists as `cmn` only)."""
         s = spec.lower()
         if s not in self._found:
             self._found[s] = self._match(s)
         return self._found[s]
 
     def _match(self, s: str) -> Voice:
-        def first(match: Any) -> Voice | None:
-            return next((v for v in self.voices if match(v)), None)
+        own = self.voices[: len(self.voices) - len(self._mbrola)]  # espeak-ng's own voices
 
-        exact = (
-            lambda v: v.id.lower() == s,
-            lambda v: v.name.lower() == s,
-            lambda v: any(lang.lower() == s for lang in v.languages),
-        )
+        def first(match: Any, voices: list[Voice] = self.voices) -> Voice | None:
+            return next((v for v in voices if match(v)), None)
+
+        by_name = (lambda v: v.id.lower() == s, lambda v: v.name.lower() == s)
+        by_language = lambda v: any(lang.lower() == s for lang in v.languages)  # noqa: E731
         loose = (
             lambda v: any(lang.lower().split("-")[0] == s for lang in v.languages),
             lambda v: s in v.name.lower(),
         )
-        for match in exact:
+        for match in by_name:  # an id or a name, of any voice
             if found := first(match):
                 return found
+        # A language: MBROLA's voice for it, if any (not English: its fallback behind the
+        # natural voice stays the voice the echo guard and barge-in were measured with) ...
+        person = mbrola_voices.for_language(self._mbrola, s) if s in LANGUAGES and s != "en" else None
+        if person is not None:
+            return self._by_id[person.id.lower()]
+        if found := first(by_language, own):  # ... else one of espeak-ng's own
+            return found
         if s in LANGUAGES and (chosen := self._espeak_choice(s)):  # (espeak matches loosely)
             return self._by_id[chosen[0]]
         for match in loose:
-            if found := first(match):
+            if found := first(match, own):
                 return found
         raise ValueError(f"no voice matches {s!r}; see `talk-llama say --list-voices`")
 
@@ -173,7 +224,7 @@ class Synthesizer:
     def synthesize(
         self, text: str, voice: str | None = None, rate: int | None = None, volume: float | None = None
     ) -> np.ndarray:
-        """Blocking: PCM float32 mono at `sample_rate` for `text` (empty array for empty text)."""
+        """Blocking: PCM float32 mono at `rate_of(voice)` for `text` (empty array for empty text)."""
         return self.render(text, voice, rate, volume).pcm
 
     def render(
@@ -188,12 +239,8 @@ class Synthesizer:
         if not text.strip():
             return Speech(text, np.zeros(0, dtype=np.float32))
         with self._lock:
-            if voice:
-                self._engine.setProperty("voice", self.find_voice(voice).id)
-            if rate:
-                self._engine.setProperty("rate", int(rate))
-            if volume is not None:
-                self._engine.setProperty("volume", float(volume))
+            self._apply(voice, rate, volume)
+            sample_rate = self.rate_of()
             self._chunks, self._words, self._cancelled = [], [], False
             self._done.clear()
             data = text.encode("utf-8")
@@ -216,7 +263,7 @@ class Synthesizer:
                 raise RuntimeError("espeak-ng synthesis timed out")
             pcm = b"".join(self._chunks)
             words = tuple((max(0, pos - 1), sample) for pos, sample in self._words)
-        return Speech(text, np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0, words)
+        return Speech(text, np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0, words, sample_rate)
 
 
 def list_voices() -> list[Voice]:

@@ -50,7 +50,7 @@ class SystemEngine:
 
     @property
     def sample_rate(self) -> int:
-        return self.synth.sample_rate
+        return self.synth.rate_of(self.voice)
 
     def render(self, text: str, rate: int | None = None, volume: float | None = None) -> Speech:
         return self.synth.render(text, self.voice, rate, volume)
