@@ -84,6 +84,7 @@ def test_the_voice_and_rate_asked_for_are_the_ones_that_speak() -> None:
     assert synth.current_voice() == "roa/fr"
     english = synth.render("Bonjour, je m'appelle Max.", "gmw/en-us", rate=150)
     assert synth.current_voice() == "gmw/en-us" and not np.array_equal(french.pcm, english.pcm)
+    assert synth.render("Bonjour", "roa/fr") and synth.render("Hello") and synth.current_voice() != "roa/fr"
     quiet = synth.render(text, "gmw/en-us", rate=200, volume=0.3)
     loud = synth.render(text, "gmw/en-us", rate=200, volume=1.0)
     assert np.abs(quiet.pcm).max() < 0.6 * np.abs(loud.pcm).max()

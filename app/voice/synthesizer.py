@@ -118,6 +118,12 @@ class Synthesizer:
         self._done = threading.Event()
         self._cancelled = False
         _espeak.SetSynthCallback(self._on_synth)
+        # what a render that names no voice, rate or volume speaks with: espeak-ng's as opened
+        self._default = (
+            self.current_voice(),
+            _espeak.GetParameter(_espeak.RATE),
+            _espeak.GetParameter(_espeak.VOLUME),
+        )
 
     def _data_dir(self) -> Path | None:
         """espeak-ng's data folder (where its voice files are), None when it does not say."""
@@ -131,18 +137,18 @@ class Synthesizer:
             return None
 
     def _apply(self, voice: str | None, rate: int | None, volume: float | None) -> None:
-        """Set espeak-ng's voice, rate (words per minute) and volume (0-1) now, through its
+        """Set espeak-ng's voice, rate (words per minute) and volume (0-1) now, each None: as
+        espeak-ng was opened (one engine's settings never carry over to another's), through its
         binding: pyttsx3's `setProperty` only queues them for its own event loop, which this
         class never runs (through it, every sentence was said by the default voice at 200 wpm)."""
         es = self._espeak
-        if voice:
-            wanted = self.find_voice(voice).id
-            if es.SetVoiceByName(wanted.encode()) != 0:
-                raise RuntimeError(f"espeak-ng could not load the voice {wanted!r}")
-        if rate:
-            es.SetParameter(es.RATE, int(rate), 0)
-        if volume is not None:
-            es.SetParameter(es.VOLUME, round(float(volume) * 100), 0)
+        default_voice, default_rate, default_volume = self._default
+        wanted = self.find_voice(voice).id if voice else default_voice
+        changes = wanted and wanted.lower() != self.current_voice()  # (loading one takes ~ms)
+        if changes and es.SetVoiceByName(wanted.encode()) != 0:
+            raise RuntimeError(f"espeak-ng could not load the voice {wanted!r}")
+        es.SetParameter(es.RATE, int(rate) if rate else default_rate, 0)
+        es.SetParameter(es.VOLUME, round(float(volume) * 100) if volume is not None else default_volume, 0)
 
     def current_voice(self) -> str:
         """The id of the voice espeak-ng speaks with now (lower case)."""
