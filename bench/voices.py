@@ -36,7 +36,8 @@ import numpy as np
 import soundfile as sf
 import soxr
 
-from bench.common import espeak_command, speak_16k, spoken_through, until_quiet
+from app.voice import mbrola_voices
+from bench.common import speak_16k, spoken_through, until_quiet
 
 log = logging.getLogger(__name__)
 ESPEAK = ("en-us", "en-gb", "en-gb-scotland", "en-us+f3")
@@ -44,7 +45,6 @@ PIPER = "piper:joe"
 MBROLA_EN = "mb-us2"  # MBROLA's American English voice (a man's diphones), spoken through espeak-ng
 # MBROLA voices espeak-ng can speak through, by language (the diphone database's folder name).
 MBROLA = {"en": "us2", "fr": "fr1", "de": "de6", "es": "es1"}
-MBROLA_DIR = Path("/usr/share/mbrola")
 
 
 @functools.cache
@@ -57,15 +57,10 @@ def _piper():
     return NaturalSynthesizer.get(path)
 
 
-def has_mbrola(database: str) -> bool:
-    """MBROLA and its diphone database `database` ("us2") are installed."""
-    return which("mbrola") is not None and (MBROLA_DIR / database).exists()
-
-
 def available() -> list[str]:
     """The English voices this machine can speak with: espeak-ng's, MBROLA's when installed,
     and the natural one when fetched."""
-    found = [*ESPEAK, MBROLA_EN] if has_mbrola(MBROLA["en"]) else list(ESPEAK)
+    found = [*ESPEAK, MBROLA_EN] if mbrola_voices.usable(MBROLA["en"]) else list(ESPEAK)
     try:
         _piper()
     except Exception as exc:  # not fetched (`talk-llama models fetch joe`), or it cannot load
@@ -126,11 +121,10 @@ class ClipVoice:
         """`text` spoken, as 16 kHz float32 mono (`wpm`: espeak-ng and MBROLA only)."""
         if self.kind == "piper":
             return speak(text, PIPER)
+        if self.kind in ("espeak-ng", "mbrola"):
+            return speak_16k(text, f"mb-{self.voice}" if self.kind == "mbrola" else self.voice, wpm)
         with tempfile.NamedTemporaryFile(suffix=".wav") as f:
-            if self.kind in ("espeak-ng", "mbrola"):
-                voice = f"mb-{self.voice}" if self.kind == "mbrola" else self.voice
-                subprocess.run(espeak_command(text, f.name, voice, wpm), check=True, capture_output=True)
-            elif self.kind == "rhvoice":
+            if self.kind == "rhvoice":
                 cmd = ["RHVoice-test", "-p", self.voice, "-o", f.name]
                 subprocess.run(cmd, input=text.encode(), check=True, capture_output=True)
             elif self.kind == "open-jtalk":
@@ -151,7 +145,7 @@ def voices_for(language: str) -> list[ClipVoice]:
         found.append(ClipVoice("open-jtalk", "ja", JTALK_VOICE.stem))
     if (rh := RHVOICE.get(language)) and which("RHVoice-test") and (RHVOICE_DIR / rh).is_dir():
         found.append(ClipVoice("rhvoice", language, rh))
-    if (mb := MBROLA.get(language)) and has_mbrola(mb):
+    if (mb := MBROLA.get(language)) and mbrola_voices.usable(mb):
         found.append(ClipVoice("mbrola", language, mb))
     if language in ESPEAK_FOR:
         found.append(ClipVoice("espeak-ng", language, ESPEAK_FOR[language]))

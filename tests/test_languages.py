@@ -24,7 +24,7 @@ from app.catalog import catalog
 from app.catalog.languages import AUTO, MULTILINGUAL_WHISPER, language_name, normalize, whisper_model_for
 from app.ears.transcriber import SttConfig, Transcriber
 from app.loop.settings import AppSettings, assistant_config
-from app.voice.mbrola_voices import database_installed
+from app.voice.mbrola_voices import usable
 from app.voice.speaker import Speaker, SpeakerConfig, SpeakerEvent
 from app.voice.synthesizer import Synthesizer
 from bench.voices import people_like
@@ -153,7 +153,7 @@ def test_each_language_is_spoken_by_mbrolas_or_espeak_ngs_own_voice_for_it() -> 
     synth = Synthesizer.get()
     assert synth.find_voice("zh").id.endswith("/cmn")  # (MBROLA's cn1 cannot load: left out)
     for language, database in (("fr", "fr1"), ("de", "de6")):
-        own = "mb/mb-" + database if database_installed(database) else "/" + language
+        own = "mb/mb-" + database if usable(database) else "/" + language
         assert synth.find_voice(language).id.endswith(own), (language, synth.find_voice(language))
     assert synth.find_voice("gmw/en-us").id == "gmw/en-us"  # an id is still an id
     assert synth.find_voice("roa/fr").id == "roa/fr"

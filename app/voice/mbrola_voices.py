@@ -1,8 +1,8 @@
 """MBROLA voices that espeak-ng can speak through: which are installed, and their sample rate.
 
 MBROLA joins diphones recorded from a person (Debian: `mbrola` with `mbrola-fr1`, `mbrola-de6`,
-…, in contrib and non-free); espeak-ng writes the phonemes. Whisper heard its French with 9% word
-errors where espeak-ng's own French voice got 50-69% (bench/languages), so where one is
+…, in contrib and non-free); espeak-ng writes the phonemes. Whisper heard its French with 9-16%
+word errors where espeak-ng's own French voice got 50-69% (bench/languages), so where one is
 installed it is the system voice for its language (synthesizer.py). Two things espeak-ng does
 not do for us: pyttsx3's voice list never shows these voices, and espeak-ng reports its own
 22050 Hz while an MBROLA voice speaks at its database's rate (16 kHz unless the voice file says
@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from shutil import which
 
 # Where espeak-ng looks for a database `db`: DIR/db, DIR/db/db, DIR/voices/db.
 MBROLA_DIR = Path("/usr/share/mbrola")
@@ -57,18 +58,23 @@ def database_installed(database: str, root: Path = MBROLA_DIR) -> bool:
     return any(p.is_file() for p in (root / database, root / database / database, root / "voices" / database))
 
 
+def usable(database: str, root: Path = MBROLA_DIR) -> bool:
+    """The `mbrola` program and the database are installed (espeak-ng needs both to load it)."""
+    return which("mbrola") is not None and database_installed(database, root)
+
+
 def installed(espeak_data: Path, root: Path = MBROLA_DIR) -> list[MbrolaVoice]:
-    """The MBROLA voices in espeak-ng's data folder whose database and phoneme table are
-    installed, by id. Left out: a database's voice for another language ("mb-de6-en": German
-    diphones reading English), and a voice whose phoneme table espeak-ng lacks (`mb-cn1` names a
-    `zh_phtrans` it does not ship, and fails to load)."""
+    """The MBROLA voices in espeak-ng's data folder whose database and phoneme table (and the
+    `mbrola` program) are installed, by id. Left out: a database's voice for another language
+    ("mb-de6-en": German diphones reading English), and a voice whose phoneme table espeak-ng
+    lacks (`mb-cn1` names a `zh_phtrans` it does not ship, and fails to load)."""
     found = []
     for path in sorted((espeak_data / "voices" / "mb").glob("mb-*")):
         voice = read_voice_file(path) if path.is_file() and path.name.count("-") == 1 else None
         if voice is None:
             continue
         database, table = voice.needs
-        if database_installed(database, root) and (espeak_data / "mbrola_ph" / table).is_file():
+        if usable(database, root) and (espeak_data / "mbrola_ph" / table).is_file():
             found.append(voice)
     return found
 

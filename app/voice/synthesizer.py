@@ -107,6 +107,7 @@ class Synthesizer:
             raise TtsUnavailable("espeak-ng has no voices; install espeak-ng-data")
         data = self._data_dir()
         self._mbrola = mbrola_voices.installed(data) if data else []
+        self._own = list(self.voices)  # espeak-ng's own voices (a language's fallback)
         self.voices += [Voice(v.id, v.name, v.languages) for v in self._mbrola]
         self._rates = {v.id.lower(): v.rate for v in self._mbrola}  # the rest speak at ESPEAK_RATE
         self._by_id = {v.id.lower(): v for v in self.voices}
@@ -188,8 +189,6 @@ class Synthesizer:
         return self._found[s]
 
     def _match(self, s: str) -> Voice:
-        own = self.voices[: len(self.voices) - len(self._mbrola)]  # espeak-ng's own voices
-
         def first(match: Any, voices: list[Voice] = self.voices) -> Voice | None:
             return next((v for v in voices if match(v)), None)
 
@@ -207,12 +206,12 @@ class Synthesizer:
         person = mbrola_voices.for_language(self._mbrola, s) if s in LANGUAGES and s != "en" else None
         if person is not None:
             return self._by_id[person.id.lower()]
-        if found := first(by_language, own):  # ... else one of espeak-ng's own
+        if found := first(by_language, self._own):  # ... else one of espeak-ng's own
             return found
         if s in LANGUAGES and (chosen := self._espeak_choice(s)):  # (espeak matches loosely)
             return self._by_id[chosen[0]]
         for match in loose:
-            if found := first(match, own):
+            if found := first(match, self._own):
                 return found
         raise ValueError(f"no voice matches {s!r}; see `talk-llama say --list-voices`")
 
