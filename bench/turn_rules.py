@@ -1,6 +1,7 @@
 """How a hands-free turn's end is decided, compared offline on the same clips (issue #33).
 
-For each voice (espeak-ng's four English voices and the natural voice, bench/voices.py) and each
+For each voice (espeak-ng's four English voices, MBROLA's us2 when installed and the natural
+voice, bench/voices.py) and each
 clip: the 12 complete questions (PHRASES) and the 12 paused utterances (PAUSED) cut at their
 pause, spoken two ways — `through` (one sentence, cut where the tail begins: the voice is
 mid-sentence) and `apart` (the head said alone: it ends like a finished sentence, so only the
@@ -13,10 +14,11 @@ the 20 ms of silence the segmenter's pause has and with 200 ms.
 Then every rule (loop/turn_end.py: the words on today's scale or the earlier one, the audio
 model alone, both, either, their mean; a server's: the sound with or without the pitch hold)
 gives the silence that would end the turn. A paused utterance ends early when that silence is
-shorter than its pause (500–800 ms, as bench/latency); for a complete question the silence is
-what the user waits before whisper's final pass starts. Reported per voice family (espeak,
-natural): early ends per kind, the complete questions' silence p50, and the turn model's time
-per call.
+shorter than its pause (500–800 ms, as bench/latency) as the loop's speech detector hears it in
+the whole clip (the voice's own silence around the words and the detector's delays count); for
+a complete question the silence is what the user waits before whisper's final pass starts.
+Reported per voice family (espeak, mbrola, natural): early ends per kind, the complete
+questions' silence p50, and the turn model's time per call.
 
 Run: .venv/bin/python -m bench.turn_rules   (needs the default models and the smart-turn model;
 `--rescore` scores the rules again on the clips of the saved result, in a second)
@@ -37,10 +39,11 @@ import numpy as np
 
 from bench.common import before_pause, emit, until_quiet
 from bench.phrases import PAUSED, PHRASES
-from bench.voices import PIPER, available, said_through, speak
+from bench.voices import available, family, said_apart, said_through, speak
 
 RESULT = Path(__file__).parent / "results" / "turn_rules.json"
 PAUSE_AT_S = 0.02  # the segmenter's `pause` event comes after 20 ms of silence
+
 PAUSED_KINDS = ("through", "apart")
 
 
@@ -65,6 +68,25 @@ class Gate:
         return False
 
 
+def heard_pause_ms(clip: np.ndarray, model: object) -> int:
+    """The longest silence inside the utterance `clip` as the hands-free segmenter hears it (the
+    speech model beside WebRTC's, as the app runs): what the turn's end silence must outlast."""
+    from app.ears.vad import FRAME, RATE, Segmenter, VadConfig
+
+    seg = Segmenter(VadConfig(end_silence_ms=5000))
+    seg.hear_with(model)  # type: ignore[arg-type]
+    longest = run = 0
+    started = False
+    padded = np.concatenate([np.zeros(RATE // 2, np.float32), clip, np.zeros(RATE // 2, np.float32)])
+    for i in range(0, len(padded) - FRAME + 1, FRAME):
+        for ev in seg.feed(padded[i : i + FRAME]):
+            started = started or ev.kind == "speech_started"
+            if ev.kind == "resumed":
+                longest = max(longest, run)
+        run = seg._silence_run if started else 0  # the segmenter's own count
+    return longest * 1000 * FRAME // RATE
+
+
 def measure(voices: list[str]) -> tuple[list[dict], float]:
     from app.brain.conversation import Conversation
     from app.brain.persona import PINNED_TIME, Persona
@@ -72,6 +94,7 @@ def measure(voices: list[str]) -> tuple[list[dict], float]:
     from app.brain.sampling import SamplingConfig
     from app.catalog.catalog import default_model_path
     from app.ears.prosody import FinalPitch
+    from app.ears.silero import SpeechModel
     from app.ears.transcriber import SttConfig, Transcriber
     from app.ears.turn_model import TurnModel
 
@@ -81,16 +104,20 @@ def measure(voices: list[str]) -> tuple[list[dict], float]:
         Persona(now=PINNED_TIME),
     )
     turn_model = TurnModel(default_model_path("turn"))
+    speech_model = SpeechModel(default_model_path("vad"))
     rows, model_ms = [], []
     for voice in voices:
         pitch = FinalPitch()
         for text in PHRASES:  # the speaker's statements teach where their voice ends
             pitch.learn(until_quiet(speak(text, voice)), text)
-        clips = [("complete", speak(q, voice), 0.0) for q in PHRASES]
+        clips = [("complete", speak(q, voice), 0.0, 0) for q in PHRASES]
         for i, (head, tail) in enumerate(PAUSED):
-            clips.append(("through", through_head(head, tail, voice, pause_s(i)), pause_s(i)))
-            clips.append(("apart", until_quiet(speak(head, voice)), pause_s(i)))
-        for kind, audio, pause in clips:
+            p = pause_s(i)
+            heard = heard_pause_ms(said_through(head, tail, p, voice), speech_model)
+            clips.append(("through", through_head(head, tail, voice, p), p, heard))
+            heard = heard_pause_ms(said_apart(head, tail, p, voice), speech_model)
+            clips.append(("apart", until_quiet(speak(head, voice)), p, heard))
+        for kind, audio, pause, heard_pause in clips:
             at_pause = np.concatenate([until_quiet(audio), np.zeros(int(16000 * PAUSE_AT_S), np.float32)])
             later = np.concatenate([at_pause, np.zeros(int(16000 * 0.18), np.float32)])
             text = stt.transcribe(at_pause).text
@@ -101,9 +128,10 @@ def measure(voices: list[str]) -> tuple[list[dict], float]:
             model_ms.append((time.perf_counter() - t0) * 1000)
             row = {
                 "voice": voice,
-                "family": "natural" if voice == PIPER else "espeak",
+                "family": family(voice),
                 "kind": kind,
                 "pause_s": pause,
+                "heard_pause_ms": heard_pause,
                 "text": text,
                 "words_p": gate.end_of_turn,
                 "pitch_end": pitch.ending(at_pause),
@@ -122,6 +150,7 @@ RULES: dict[str, tuple[dict, bool]] = {
     "words, earlier scale (no turn model)": (EARLIER_WORDS, True),
     "words (no turn model)": ({"combine": "words"}, True),
     "both (default)": ({}, True),
+    "both, the sound asked at any P": ({"words_sure_at": 1.01}, True),
     "both, the sound on its own scale": (
         {"audio_finished_beside_words": 0.5, "audio_trailing_beside_words": 0.1},
         True,
@@ -145,8 +174,8 @@ def score(rows: list[dict], audio_key: str = "audio_p") -> dict:
     for name, (changes, reads_words) in RULES.items():
         c = dataclasses.replace(TurnEndConfig(), **changes)
         per: dict = {}
-        for family in sorted({r["family"] for r in rows}):
-            mine = [r for r in rows if r["family"] == family]
+        for fam in sorted({r["family"] for r in rows}):
+            mine = [r for r in rows if r["family"] == fam]
 
             def ms(r: dict, c: TurnEndConfig = c, reads_words: bool = reads_words) -> int:
                 if not r["text"]:
@@ -155,11 +184,11 @@ def score(rows: list[dict], audio_key: str = "audio_p") -> dict:
                 return end_silence_ms(p, c, 400, r["pitch_end"], r["text"], r[audio_key])
 
             early = {
-                k: sum(ms(r) < r["pause_s"] * 1000 for r in mine if r["kind"] == k) for k in PAUSED_KINDS
+                k: sum(ms(r) < r["heard_pause_ms"] for r in mine if r["kind"] == k) for k in PAUSED_KINDS
             }
             n = {k: sum(r["kind"] == k for r in mine) for k in PAUSED_KINDS}
             complete = [ms(r) for r in mine if r["kind"] == "complete"]
-            per[family] = {
+            per[fam] = {
                 "through_early": f"{early['through']}/{n['through']}",
                 "apart_early": f"{early['apart']}/{n['apart']}",
                 "complete_silence_p50_ms": round(float(np.median(complete))),

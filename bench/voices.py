@@ -69,6 +69,14 @@ def available() -> list[str]:
     return [*found, PIPER]
 
 
+def family(voice: str) -> str:
+    """The voice family a benchmark reports `voice` under: natural (Piper), mbrola (recorded
+    diphones) or espeak (formant synthesis)."""
+    if voice == PIPER:
+        return "natural"
+    return "mbrola" if voice.startswith("mb-") else "espeak"
+
+
 def speak(text: str, voice: str, wpm: int = 150) -> np.ndarray:
     """`text` spoken by `voice` as 16 kHz mono float32."""
     if voice != PIPER:

@@ -15,7 +15,7 @@ import pytest
 from app.brain.records import RemoteConfig
 from app.ears.log_mel import HOP, N_MELS, RATE, log_mel, mel_filters
 from app.ears.turn_model import TurnModel, TurnModelUnavailable
-from app.loop.turn_end import TurnEndConfig, end_silence_ms
+from app.loop.turn_end import TurnEndConfig, end_silence_ms, sound_counts
 from bench.phrases import PAUSED, PHRASES
 from bench.turn_rules import through_head
 from bench.voices import PIPER, speak
@@ -81,11 +81,16 @@ def test_the_end_of_turn_rule_with_the_sound() -> None:
     rule."""
     c = TurnEndConfig()
     assert c.combine == "both"
-    words_done, words_not = 0.6, 1e-5
+    words_done, words_not, words_sure = 0.3, 1e-5, 0.9
+    assert c.finished_at <= words_done < c.words_sure_at
     assert end_silence_ms(words_done, c, 400, audio=0.9) == c.short_ms
     assert end_silence_ms(words_done, c, 400, audio=0.3) == c.short_ms  # unsure: the words decide
     assert end_silence_ms(words_done, c, 400, audio=0.005) == c.long_ms  # the sound trails off
     assert end_silence_ms(words_not, c, 400, audio=0.9) == c.long_ms  # the words trail off
+    # the sound is asked only between trailing words and sure ones, where it can change the answer
+    asked = [sound_counts(p, c) for p in (words_not, words_done, words_sure, None)]
+    assert asked == [False, True, False, True]
+    assert end_silence_ms(words_sure, c, 400, audio=0.005) == c.short_ms  # sure words: the sound not heard
     assert end_silence_ms(words_done, c, 400) == c.short_ms  # no turn model: the words alone
     assert end_silence_ms(None, c, 400, audio=0.9) == c.short_ms  # a server: the sound alone
     assert end_silence_ms(None, c, 400, audio=0.05) == c.long_ms
@@ -98,22 +103,28 @@ def test_the_end_of_turn_rule_with_the_sound() -> None:
     assert end_silence_ms(words_done, c, 400, held, "Tell me about", audio=0.9) == c.short_ms
     either = dataclasses.replace(c, combine="either")
     assert end_silence_ms(words_done, either, 400, audio=0.005) == c.short_ms
-    assert end_silence_ms(words_done, dataclasses.replace(c, combine="words"), 400, audio=0.005) == c.short_ms
+    words = dataclasses.replace(c, combine="words")
+    assert end_silence_ms(words_done, words, 400, audio=0.005) == c.short_ms and not sound_counts(0.3, words)
     with pytest.raises(ValueError, match="combine"):
         TurnEndConfig(combine="vote")
 
 
+@pytest.mark.parametrize("sure_at", [1.0, 0.051])
 def test_hands_free_turns_are_decided_with_the_turn_model(
-    virtual_audio, llm_model, whisper_model, turn_model_file, speech_dir
+    virtual_audio, llm_model, whisper_model, turn_model_file, speech_dir, sure_at: float
 ) -> None:
-    """The loop hears the pause with the turn model: the turn carries its P, and the silence that
-    ended it is the rule's answer for the words' P, the pitch and that P."""
+    """The loop asks the turn model about a pause when the words are unsure (below `sure_at`:
+    1.0, always here) and not when they are sure (0.051: a question reads far above it): the
+    turn carries its P exactly then, and the silence that ended it is the rule's answer for the
+    words' P, the pitch and that P."""
     wav = espeak("What is the weather like today?", speech_dir / "weather.wav", wpm=140)
+    rule = TurnEndConfig(words_sure_at=sure_at)
     _, a, turn = spoken_turn(
-        virtual_audio, llm_model, whisper_model, wav, max_tokens=8, turn_model=turn_model_file
+        virtual_audio, llm_model, whisper_model, wav, max_tokens=8, turn_model=turn_model_file, turn_end=rule
     )
     d = turn.data
-    assert a.hearing.turn_model is not None and d["audio_end"] is not None, d
+    assert a.hearing.turn_model is not None and d["end_of_turn"] > rule.trailing_at, d
+    assert (d["audio_end"] is not None) == (sure_at == 1.0) == sound_counts(d["end_of_turn"], rule), d
     c = a.config
     expected = end_silence_ms(
         d["end_of_turn"], c.turn_end, c.vad.end_silence_ms, d["pitch_end"], d["user"], d["audio_end"]

@@ -89,6 +89,7 @@ class Assistant:
             config.turn_model,
         )
         self.hearing.score_pauses = lambda: self.config.hands_free
+        self.hearing.sound_first = lambda: self.llm.brain is None or not self.llm.brain.reads_end_of_turn
         self.hearing.speech_model_loaded = self.segmenter.hear_with
         view = AssistantView(
             config=lambda: self.config,
@@ -101,6 +102,7 @@ class Assistant:
             release=self.release,
             resumed=self.hearing.resumed,
             speaking=self.hearing.speaking,
+            score_sound=self.hearing.score,
             emit=self.emit,
             set_state=self._set_state,
         )

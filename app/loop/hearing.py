@@ -17,16 +17,19 @@ transcriptions use that language instead of each finding it again after the end 
 (bench/languages). `speaking` is called from the audio thread.
 At a pause the voice's last pitch is read against where the user's statements end (`pitch`,
 learnt from the utterances heard as words; ears/prosody.py) and, hands-free (`score_pauses`), the
-audio turn model hears whether the utterance sounds finished (ears/turn_model.py, ~50 ms on one
-core) on its own thread, started with whisper (it needs only the audio): its answer is usually
-in by the time the words are transcribed, and is waited for right after the tentative turn is
-submitted, while the llm thread evaluates the words. Both go with the turn (loop/turn_end.py;
-the silence is decided once both are known: `sound_known`). A turn model that cannot load is
-reported (source "turn") and the words decide alone.
+audio turn model may hear whether the utterance sounds finished (ears/turn_model.py, ~50 ms on
+one core) on its own thread. For a brain that reads no words (`sound_first`: a server) it is
+started with whisper at every pause (it needs only the audio; its answer is usually in by the
+time the words are transcribed) and waited for right after the tentative turn is submitted.
+Beside a brain that reads the words it is started only when asked (`score`, once the words'
+P is known and unsure: loop/turn_end.sound_counts), on the pause's audio kept with the current
+tentative turn. Both go with the turn (loop/turn_end.py; the silence is decided once both are
+known: `sound_known`). A turn model that cannot load is reported (source "turn") and the words
+decide alone.
 
 Threads: `run` is the stt thread (it alone uses whisper); the turn model runs on `_scorer`, one
 worker owned by the stt thread (shut down in `close`); `resumed()` is called from the audio
-callback thread; `queue.put` from any thread.
+callback thread, `score` from any (the llm thread); `queue.put` from any thread.
 """
 
 from __future__ import annotations
@@ -102,6 +105,8 @@ class Hearing:
         self.turn_model: TurnModel | None = None  # loaded after whisper (stt thread)
         self._scorer: ThreadPoolExecutor | None = None  # runs the turn model beside whisper
         self.score_pauses: Callable[[], bool] = lambda: False  # hands-free: the turn model hears pauses
+        self.sound_first: Callable[[], bool] = lambda: True  # score every pause (the brain reads no words)
+        self._paused: tuple[Turn, np.ndarray] | None = None  # the current tentative turn's audio
         self.sound_known: Callable[[Turn], None] = lambda turn: None  # a turn's audio_end is set
         self.speech_model_loaded: Callable[[SpeechModel], None] = lambda model: None  # vad.speech_model
 
@@ -154,7 +159,7 @@ class Hearing:
         """After the stt thread has ended: drop whisper and the turn model (freed now)."""
         if self._scorer is not None:
             self._scorer.shutdown(wait=True)
-        self.transcriber = self.early = self.turn_model = self._scorer = None
+        self.transcriber = self.early = self.turn_model = self._scorer = self._paused = None
 
     def _load_turn_model(self) -> None:
         if self.turn_model_path is None:
@@ -193,18 +198,40 @@ class Hearing:
             if any(not isinstance(item, LanguageSample) for item in self.queue.queue):
                 return  # newer audio (or the end) is waiting
         sound: Future[float | None] | None = None
-        if self._scorer is not None and self.score_pauses():
-            sound = self._scorer.submit(self._sounds_finished, audio)  # beside whisper
+        hears = self._scorer is not None and self.score_pauses()
+        if hears and self.sound_first():
+            sound = self._scorer.submit(self._sounds_finished, audio)  # type: ignore[union-attr]
         result = early.at_pause(audio, end_sample, self._language_of(audio))
         if result is not None and (text := self._turn_text(result)):
             pitch_end = self.pitch.ending(audio)
             current = lambda: early.is_current(result)  # noqa: E731
             scored = sound is not None
+            self._paused = None
             turn = self.tentative.start(result, text, t_end, end_sample, current, pitch_end, scored)
             if sound is not None:  # while the llm thread evaluates the words
-                turn.audio_end = sound.result()
-                turn.audio_pending = False
-                self.sound_known(turn)
+                turn.sound_asked = True
+                self._scored(turn, sound.result())
+            elif hears:
+                self._paused = (turn, audio)  # scored if the words are unsure (`score`)
+
+    def score(self, turn: Turn) -> bool:
+        """Any thread: start the turn model on tentative `turn`'s audio (the pause it was made
+        at); `sound_known(turn)` follows from the scorer's thread. False (nothing started) when
+        there is no turn model or `turn` is no longer the current tentative turn."""
+        paused, scorer = self._paused, self._scorer
+        if paused is None or paused[0] is not turn or scorer is None:
+            return False
+        try:
+            future = scorer.submit(self._sounds_finished, paused[1])
+        except RuntimeError:  # shut down meanwhile
+            return False
+        future.add_done_callback(lambda f: self._scored(turn, f.result()))
+        return True
+
+    def _scored(self, turn: Turn, p: float | None) -> None:
+        turn.audio_end = p
+        turn.audio_pending = False
+        self.sound_known(turn)
 
     def _sounds_finished(self, audio: np.ndarray) -> float | None:
         """The turn model's P that the utterance so far is a finished turn (None: it failed).

@@ -65,6 +65,7 @@ class Turn:
     pitch_end: float | None = None  # tentative: the voice's last pitch over the speaker's floor
     audio_end: float | None = None  # tentative: the audio turn model's P(the turn is finished)
     audio_pending: bool = False  # tentative: the turn model is scoring it (the silence waits for it)
+    sound_asked: bool = False  # tentative: the turn model was asked to score it (once)
 
     def confirm(self) -> bool:
         """The end of speech came with no more words: go on. False if already withdrawn."""

@@ -6,8 +6,8 @@ ends a turn, set by its words' end-of-turn probability and the audio turn model'
 
 Threads: `mic_block` and `on_segment` run on PortAudio's callback thread (the segmenter is fed
 there); `end_of_turn_known` and `brain_loaded` on the llm thread, `sound_known` on the stt
-thread. Utterances go on the transcriber's queue as (audio, t_speech_end, end_sample, final,
-ended): hearing.py.
+thread or the turn model's. Utterances go on the transcriber's queue as (audio, t_speech_end,
+end_sample, final, ended): hearing.py.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from app.loop.events import Event, State
 from app.loop.hearing import Queued
 from app.loop.responder import Responder
 from app.loop.turn import Turn
-from app.loop.turn_end import end_silence_ms
+from app.loop.turn_end import end_silence_ms, sound_counts
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +49,7 @@ class AssistantView:
     release: Callable[[], None]  # push-to-talk's end (a held key past the utterance cap)
     resumed: Callable[[], None]  # talking again after a pause: an early transcript is stale
     speaking: Callable[[np.ndarray], None]  # an utterance's first second (its language: hearing.py)
+    score_sound: Callable[[Turn], bool]  # start the turn model on a tentative turn (hearing.py)
     emit: Callable[[Event], None]
     set_state: Callable[[State], None]
 
@@ -70,7 +71,9 @@ class Utterances:
         self._echo = echo
         self._continuation = continuation
         self._stt_q = stt_queue
-        self._deciding = threading.Lock()  # the llm and stt threads may both complete a decision
+        # the llm, stt and scorer threads may each complete a decision; reentrant: a score that
+        # is already done runs its callback (sound_known) on the thread that asked for it
+        self._deciding = threading.RLock()
 
     def mic_block(self, block: np.ndarray, mic_utterance_s: float | None) -> None:
         """One block from the microphone (callback thread). `mic_utterance_s`: how long the
@@ -157,15 +160,21 @@ class Utterances:
         self._decide(turn)
 
     def sound_known(self, turn: Turn) -> None:
-        """stt thread: the turn model has scored the tentative turn's audio."""
+        """stt or scorer thread: the turn model has scored the tentative turn's audio."""
         self._decide(turn)
 
     def _decide(self, turn: Turn) -> None:
-        """Once the words and (when the turn model scores it) the sound are known, they set the
-        silence that ends this utterance (turn_end.py). Either thread; decided once."""
+        """Once the words and (when it counts for them: turn_end.sound_counts) the sound are
+        known, they set the silence that ends this utterance (turn_end.py). Any thread; the
+        sound is asked for once, the silence decided once."""
         with self._deciding:
             if turn.audio_pending or "end_of_turn" not in turn.stamps or turn.end_silence_ms is not None:
                 return
+            if not turn.sound_asked and sound_counts(turn.end_of_turn, self._a.config().turn_end):
+                turn.sound_asked = turn.audio_pending = True
+                if self._a.score_sound(turn):
+                    return  # decided when the sound is known
+                turn.audio_pending = False  # no turn model (or the turn is gone): the words alone
             self._set_end_silence(turn)
 
     def _set_end_silence(self, turn: Turn) -> None:
