@@ -39,6 +39,7 @@ from app.brain.memory import note_text
 from app.brain.persona import Persona
 from app.brain.recall import asked_about
 from app.brain.records import LlmConfig, Message, TurnStats
+from app.brain.repeat_request import words_to_repeat
 from app.brain.reply_text import ReplyText
 from app.brain.retry_seeds import RetrySeeds
 from app.brain.sampling import Sampler
@@ -216,6 +217,8 @@ class Conversation(KvContext):
         pending: int | None = None
         reason, tail, withdrawn = "max_tokens", "", False
         self._sampler.start_turn(self.sampler_history(), self.seeds.next_variant())
+        said = words_to_repeat(text)  # the reply starts with the words asked for (repeat_request.py)
+        forced = self._tokenize([Part(said, False)]) if said else []
         self.ledger.mark_reply()
         try:
             for _ in range(self.config.max_tokens):
@@ -234,7 +237,11 @@ class Conversation(KvContext):
                 if cancel is not None and cancel.is_set():
                     reason = "cancelled"
                     break
-                tok = self._sampler.sample(self.llama.ctx)
+                if forced:
+                    tok = forced.pop(0)
+                    self._sampler.accept(tok)
+                else:
+                    tok = self._sampler.sample(self.llama.ctx)
                 stats.gen_tokens += 1
                 if llama_cpp.llama_vocab_is_eog(self._vocab, tok):
                     reason = "eog"

@@ -126,6 +126,10 @@ class Sampler:
         for tok in history:
             self._lib.llama_sampler_accept(self._chain, int(tok))
 
+    def accept(self, token: int) -> None:
+        """A reply token chosen without sampling (a forced one): the penalties see it too."""
+        self._lib.llama_sampler_accept(self._chain, int(token))
+
     def sample(self, ctx: llama_cpp.llama_context_p) -> int:
         """The next token from the last evaluated position's logits."""
         return int(self._lib.llama_sampler_sample(self._chain, ctx, -1))
