@@ -103,10 +103,10 @@ class Hearing:
         self.pitch = FinalPitch()  # the user's voice (stt thread)
         self.turn_model_path = turn_model
         self.turn_model: TurnModel | None = None  # loaded after whisper (stt thread)
-        self._scorer: ThreadPoolExecutor | None = None  # runs the turn model beside whisper
+        self._scorer: ThreadPoolExecutor | None = None  # runs the turn model (beside whisper or the llm)
         self.score_pauses: Callable[[], bool] = lambda: False  # hands-free: the turn model hears pauses
         self.sound_first: Callable[[], bool] = lambda: True  # score every pause (the brain reads no words)
-        self._paused: tuple[Turn, np.ndarray] | None = None  # the current tentative turn's audio
+        self._paused: tuple[int, np.ndarray] | None = None  # (end_sample, audio) of the newest pause
         self.sound_known: Callable[[Turn], None] = lambda turn: None  # a turn's audio_end is set
         self.speech_model_loaded: Callable[[SpeechModel], None] = lambda model: None  # vad.speech_model
 
@@ -206,20 +206,19 @@ class Hearing:
             pitch_end = self.pitch.ending(audio)
             current = lambda: early.is_current(result)  # noqa: E731
             scored = sound is not None
-            self._paused = None
+            # kept before the llm thread can see the turn: scored if the words are unsure (`score`)
+            self._paused = (end_sample, audio) if hears and not scored else None
             turn = self.tentative.start(result, text, t_end, end_sample, current, pitch_end, scored)
             if sound is not None:  # while the llm thread evaluates the words
                 turn.sound_asked = True
                 self._scored(turn, sound.result())
-            elif hears:
-                self._paused = (turn, audio)  # scored if the words are unsure (`score`)
 
     def score(self, turn: Turn) -> bool:
         """Any thread: start the turn model on tentative `turn`'s audio (the pause it was made
         at); `sound_known(turn)` follows from the scorer's thread. False (nothing started) when
-        there is no turn model or `turn` is no longer the current tentative turn."""
+        there is no turn model or a newer pause has replaced `turn`'s."""
         paused, scorer = self._paused, self._scorer
-        if paused is None or paused[0] is not turn or scorer is None:
+        if paused is None or scorer is None or paused[0] != turn.end_sample:
             return False
         try:
             future = scorer.submit(self._sounds_finished, paused[1])
