@@ -48,8 +48,8 @@ def test_other_turns_ask_for_no_repeat(text: str) -> None:
 @pytest.mark.slow
 def test_the_reply_to_a_repeat_request_starts_with_the_words(llm_model: Path) -> None:
     """Sampled at the default temperature, in a conversation whose context has shifted: the
-    reply (shown, stored and in the cache) starts with the word, and what follows is the
-    model's own."""
+    reply (stored and in the cache) starts with the word; the next ordinary turn is sampled
+    as before."""
     cfg = LlmConfig(llm_model, n_ctx=512, max_tokens=16, sampling=SamplingConfig(seed=3))
     c = Conversation(cfg, Persona(now=PINNED_TIME))
     try:

@@ -3,10 +3,10 @@
 "Please repeat this word exactly: pineapple" is the one request whose answer is known before the
 model speaks. A 135M model, 100 turns into a conversation, answered it "I'd repeat this word
 exactly: PINEAS'FINES": the word is split into several tokens, and neither greedy decoding nor
-DRY turned off nor a note naming the word kept it whole (bench/memory). So the reply to such a
-request starts with the words themselves (`Conversation.stream` forces their tokens, then the
-model goes on from there, e.g. with a period or a remark), and what the user hears begins with
-exactly what they asked for.
+DRY turned off nor a note naming the word kept it whole (probes on bench/memory's sessions).
+So the reply to such a request starts with the words themselves (`Conversation.stream` forces
+their tokens, then the model goes on from there, e.g. with a period or a remark), and what the
+user hears begins with exactly what they asked for.
 
 The test is words, and narrow on purpose (a wrong "yes" would put the user's words in the
 assistant's mouth): the turn opens with a verb that asks for a repeat ("repeat", "say", the same

@@ -23,7 +23,8 @@ the words alone.
 With "both" the sound is asked only where it can change the answer and the words are unsure
 (`sound_counts`): not for words that trail off (P <= `trailing_at`: the long silence whatever
 the sound), nor for words the model is sure end a turn (P >= `words_sure_at`). On the clips of
-bench/turn_rules no paused utterance's head read that sure, while 2/3 of complete questions did;
+bench/turn_rules no paused utterance's head read that sure, while half to two thirds of the
+complete questions did (per voice);
 the sound costs ~50 ms of CPU, and on two cores it slows whisper or the prompt beside it by as
 much, so asking it only in between keeps the sure questions as fast as the words alone.
 
