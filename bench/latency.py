@@ -14,8 +14,10 @@ sound), in one run, same models:
   `apart`: the head said alone, ending like a finished sentence): how often the turn ended at the
   pause (premature), and how often the conversation is left with it in two turns (split: speech
   soon after a turn's end continues it, continuation.py);
-- (c) a remote brain (llama.cpp's server, the same model, over HTTP) with today's rule: the
-  sound decides alone;
+- (c) a remote brain (llama-cpp-python's server, the same model, over HTTP) with today's rule:
+  the sound decides alone. The server stands in for another machine: it runs at the lowest CPU
+  priority (nice 19), so it takes the cycles the app leaves and not the ones it needs (at equal
+  priority on two cores its generation delays the first sentence's synthesis);
 - push-to-talk: release -> first sample heard;
 - (d) the sequential baseline (talk-llama's order): wait the fixed silence, transcribe, generate
   the whole reply, then speak, on the same utterances.
@@ -306,7 +308,7 @@ def main() -> None:
     out: dict = {"questions": args.questions, "families": {}}
     try:
         with tempfile.TemporaryDirectory() as d:
-            server = LlamaServer(default_model_path("llm"), Path(d) / "server.log", n_ctx=2048)
+            server = LlamaServer(default_model_path("llm"), Path(d) / "server.log", n_ctx=2048, nice=19)
             try:
                 remote = RemoteConfig(server.url, max_tokens=48, temperature=0.0, n_ctx=2048)
                 for family in families:

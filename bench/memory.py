@@ -106,10 +106,12 @@ def run_pair(n_ctx: int, seed: int, turns: int) -> dict[str, dict]:
 def _checks(conv: Conversation, total: dict, n: int, script: list[str], replies: list[str]) -> dict:
     """The questions after the script, and the script's per-turn numbers and scores."""
     facts = {word: word in conv.say(question).lower() for _stmt, question, word in FACTS}
+    name, repeat = conv.say(NAME[0]), conv.say(REPEAT[0])
     return {
         "facts": facts,
-        "name": NAME[1] in conv.say(NAME[0]).lower(),
-        "repeat": REPEAT[1] in conv.say(REPEAT[0]).lower(),
+        "name": NAME[1] in name.lower(),
+        "repeat": REPEAT[1] in repeat.lower(),
+        "heard": {"name": name, "repeat": repeat},
         "per_turn_ms": round(total["ms"] / n, 1),
         "first_token_ms": round(total["first_token_ms"] / n, 1),
         "gen_tokens": round(total["gen_tokens"] / n, 1),
@@ -132,6 +134,7 @@ def summarize(runs: list[dict]) -> dict:
         "template_share_max": max(r["template_share"] for r in runs),
         "on_topic_min": min(r["on_topic"] for r in runs),
         "missed": sorted({w for r in runs for w, ok in r["facts"].items() if not ok}),
+        "heard": [r["heard"] for r in runs],  # the replies to the name and repeat checks
     }
 
 

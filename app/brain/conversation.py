@@ -36,6 +36,7 @@ from app.brain.chat_format import Part
 from app.brain.facts import Fact
 from app.brain.kv_context import KvContext
 from app.brain.memory import note_text
+from app.brain.name_question import own_name_reply
 from app.brain.persona import Persona
 from app.brain.recall import asked_about
 from app.brain.records import LlmConfig, Message, TurnStats
@@ -217,7 +218,7 @@ class Conversation(KvContext):
         pending: int | None = None
         reason, tail, withdrawn = "max_tokens", "", False
         self._sampler.start_turn(self.sampler_history(), self.seeds.next_variant())
-        said = words_to_repeat(text)  # the reply starts with the words asked for (repeat_request.py)
+        said = words_to_repeat(text) or own_name_reply(text, self.persona.bot)  # the reply's start, if known
         forced = self._tokenize([Part(said, False)]) if said else []
         self.ledger.mark_reply()
         try:

@@ -76,10 +76,13 @@ class _ServerProcess:
 class LlamaServer(_ServerProcess):
     name = "llama_cpp.server"
 
-    def __init__(self, model: Path, log: Path, n_ctx: int = 2048) -> None:
+    def __init__(self, model: Path, log: Path, n_ctx: int = 2048, nice: int = 0) -> None:
+        """`nice` > 0: the server runs at that lower CPU priority (a benchmark's stand-in for a
+        server on another machine, which takes no cycles from the app)."""
         port = free_port()
         self.url = f"http://127.0.0.1:{port}/v1"
         cmd = [
+            *(["nice", "-n", str(nice)] if nice else []),
             sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--n_ctx", str(n_ctx),
             "--host", "127.0.0.1", "--port", str(port), "--n_threads", "2", "--verbose", "True",
         ]  # fmt: skip
