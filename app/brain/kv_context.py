@@ -42,7 +42,7 @@ from app.brain.ledger import Ledger
 from app.brain.persona import Persona
 from app.brain.records import LlmConfig
 from app.catalog.catalog import check_file, refused
-from app.system.cpu import FreeCores, threads_for
+from app.system.cpu import FreeCores, cores_taken, threads_for
 from app.system.logs import NATIVE_LOAD
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,8 @@ class KvContext:
         self.config = config
         self.persona = persona or Persona()
         self._free = FreeCores()
-        self.threads = config.n_threads or self._free.cores  # in use now (see `_pick_threads`)
+        self.threads = config.n_threads or self._free.cores  # for this turn (see `_pick_threads`)
+        self._applied = self.threads  # what llama.cpp computes with now (see `_share_cores`)
         if llama is None:
             check_file(Path(config.model_path), "llm")
             with (
@@ -162,6 +163,7 @@ class KvContext:
             if not n_discard:
                 break
             self._discard(n_discard)  # frees less than n_discard when it keeps a note: plan again
+        self._share_cores()
         self.llama.eval(tokens)
         self.ledger.add(len(tokens))
 
@@ -362,6 +364,14 @@ class KvContext:
         all of them (2 threads with one core busy: a third of the speed of 1 thread)."""
         n = threads_for(self.config.n_threads, self._free)
         if n != self.threads:
-            llama_cpp.llama_set_n_threads(self.llama.ctx, n, n)
             log.info("llama threads: %d -> %d (cores left free by other programs)", self.threads, n)
             self.threads = n
+
+    def _share_cores(self) -> None:
+        """Before each evaluation: the turn's threads, one fewer while this process's own side
+        work holds a core (the turn model scoring a pause: app.system.cpu.core_taken), since a
+        thread sharing a busy core holds the others up. A user's explicit count stands."""
+        n = self.threads if self.config.n_threads else max(1, self.threads - cores_taken())
+        if n != self._applied:
+            llama_cpp.llama_set_n_threads(self.llama.ctx, n, n)
+            self._applied = n

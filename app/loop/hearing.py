@@ -55,6 +55,7 @@ from app.loop.continuation import Continuation, Ended
 from app.loop.events import Event, State
 from app.loop.tentative_turns import TentativeTurns
 from app.loop.turn import Turn
+from app.system.cpu import core_taken
 from app.system.thread_names import name_os_thread
 
 log = logging.getLogger(__name__)
@@ -237,7 +238,8 @@ class Hearing:
         On the `_scorer` thread."""
         assert self.turn_model is not None
         try:
-            return self.turn_model.probability(audio)
+            with core_taken():  # the llm computes with one thread fewer meanwhile (system/cpu.py)
+                return self.turn_model.probability(audio)
         except Exception:  # onnxruntime failing on one clip must not cost the turn
             log.exception("the turn model failed on a pause")
             return None
