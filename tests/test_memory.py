@@ -137,6 +137,10 @@ def test_a_fact_told_before_three_shifts_is_still_in_the_context_after_them(llm_
     assert text.count(HEADER) == 1, text
     assert "The user's sister is called Maria." in text and "The user's name is Robin." in text, text
     assert_consistent(c)
+
+    # ... and it is answered: the reply the user hears (sampled, seed 5) names the dog.
+    reply = c.say("What is my dog called?")
+    assert "rex" in reply.lower(), reply
     c.close()
 
 
