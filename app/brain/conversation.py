@@ -1,12 +1,11 @@
-"""Conversation: the chat on one persistent llama context (kv_context.py: the cache, its ledger
-and the whole-turn shift).
+"""Conversation: the chat on one persistent llama context (kv_context.py: cache, ledger, shift).
 
-Each user turn appends only its own tokens (the chat template's segment for that turn) and the
-reply streams out of a native llama.cpp sampler chain.
+Each user turn appends only its own tokens (its chat template segment); the reply streams out
+of llama.cpp's sampler chain, its opening forced when known (repeat_request, name_question).
 
-Sampling (`sampling.py`): each reply is drawn by llama.cpp's native sampler chain, which first
-reads the model's own earlier replies still in the context, so it can stop the model from
-copying them (the small default model otherwise falls into one reply template within ~20 turns).
+Sampling (`sampling.py`): the chain first reads the model's own earlier replies still in the
+context, so it can stop the model from copying them (the small default model otherwise falls
+into one reply template within ~20 turns).
 
 Cancellation policy (barge-in): `stream()` checks `cancel` between tokens. A cancelled or capped
 reply is KEPT: its partial text is committed as the assistant turn and closed with the template's
@@ -218,7 +217,7 @@ class Conversation(KvContext):
         pending: int | None = None
         reason, tail, withdrawn = "max_tokens", "", False
         self._sampler.start_turn(self.sampler_history(), self.seeds.next_variant())
-        said = words_to_repeat(text) or own_name_reply(text, self.persona.bot)  # the reply's start, if known
+        said = words_to_repeat(text) or own_name_reply(text, self.persona.bot)  # the opening, if known
         forced = self._tokenize([Part(said, False)]) if said else []
         self.ledger.mark_reply()
         try:
