@@ -11,6 +11,7 @@ from app.brain.conversation import Conversation, LlmConfig
 from app.brain.name_question import own_name_reply
 from app.brain.persona import PINNED_TIME, Persona
 from app.brain.sampling import SamplingConfig
+from tests.support.conversations import assert_reply_opens_with
 
 ASKS = [
     ("What is your name?", "My name is Aria."),
@@ -60,14 +61,6 @@ def test_the_reply_to_the_name_question_starts_with_the_name(llm_model: Path) ->
     cfg = LlmConfig(llm_model, n_ctx=512, max_tokens=16, sampling=SamplingConfig(seed=4))
     c = Conversation(cfg, Persona(bot="Nova", now=PINNED_TIME))
     try:
-        while c.shifts < 2:
-            c.say("Tell me one thing about the sea.")
-        reply = c.say("What's your name?")
-        assert reply.startswith("My name is Nova."), reply
-        assert c.history[-1].role == "assistant" and c.history[-1].text.strip() == reply
-        cached = c.llama.detokenize(c.llama.input_ids[: c.n_past].tolist()).decode("utf-8", "replace")
-        assert reply in cached, cached[-200:]
-        after = c.say("What is two plus two?")
-        assert not after.startswith("My name is"), after
+        assert_reply_opens_with(c, 2, "What's your name?", "My name is Nova.")
     finally:
         c.close()

@@ -11,6 +11,7 @@ from app.brain.conversation import Conversation, LlmConfig
 from app.brain.persona import PINNED_TIME, Persona
 from app.brain.repeat_request import MAX_WORDS, words_to_repeat
 from app.brain.sampling import SamplingConfig
+from tests.support.conversations import assert_reply_opens_with
 
 ASKS = [
     ("Please repeat this word exactly: pineapple", "pineapple"),
@@ -53,14 +54,6 @@ def test_the_reply_to_a_repeat_request_starts_with_the_words(llm_model: Path) ->
     cfg = LlmConfig(llm_model, n_ctx=512, max_tokens=16, sampling=SamplingConfig(seed=3))
     c = Conversation(cfg, Persona(now=PINNED_TIME))
     try:
-        while c.shifts < 1:
-            c.say("Tell me one thing about the sea.")
-        reply = c.say("Please repeat this word exactly: pineapple")
-        assert reply.lower().startswith("pineapple"), reply
-        assert c.history[-1].role == "assistant" and c.history[-1].text.strip() == reply
-        cached = c.llama.detokenize(c.llama.input_ids[: c.n_past].tolist()).decode("utf-8", "replace")
-        assert reply in cached, cached[-200:]
-        after = c.say("What is two plus two?")  # an ordinary turn is sampled as before
-        assert not after.lower().startswith("pineapple"), after
+        assert_reply_opens_with(c, 1, "Please repeat this word exactly: pineapple", "pineapple")
     finally:
         c.close()

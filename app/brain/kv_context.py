@@ -68,7 +68,6 @@ class KvContext:
         self.persona = persona or Persona()
         self._free = FreeCores()
         self.threads = config.n_threads or self._free.cores  # for this turn (see `_pick_threads`)
-        self._applied = self.threads  # what llama.cpp computes with now (see `_share_cores`)
         if llama is None:
             check_file(Path(config.model_path), "llm")
             with (
@@ -372,6 +371,5 @@ class KvContext:
         work holds a core (the turn model scoring a pause: app.system.cpu.core_taken), since a
         thread sharing a busy core holds the others up. A user's explicit count stands."""
         n = self.threads if self.config.n_threads else max(1, self.threads - cores_taken())
-        if n != self._applied:
+        if n != llama_cpp.llama_n_threads(self.llama.ctx):
             llama_cpp.llama_set_n_threads(self.llama.ctx, n, n)
-            self._applied = n

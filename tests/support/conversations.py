@@ -30,6 +30,21 @@ def assert_consistent(c: Conversation) -> None:
     assert c.n_past <= c.n_ctx
 
 
+def assert_reply_opens_with(c: Conversation, shifts: int, question: str, opening: str) -> None:
+    """Filler turns until `shifts` shifts have happened, then `question`: its reply opens with
+    `opening` (case-insensitive), is stored as said and sits in the cache; the next ordinary turn
+    does not open so (what was forced once is not forced again)."""
+    while c.shifts < shifts:
+        c.say("Tell me one thing about the sea.")
+    reply = c.say(question)
+    assert reply.lower().startswith(opening.lower()), reply
+    assert c.history[-1].role == "assistant" and c.history[-1].text.strip() == reply
+    cached = c.llama.detokenize(c.llama.input_ids[: c.n_past].tolist()).decode("utf-8", "replace")
+    assert reply in cached, cached[-200:]
+    after = c.say("What is two plus two?")
+    assert not after.lower().startswith(opening.lower()), after
+
+
 class EvalCounter:
     """Wraps the real Llama.eval to record how many tokens each call evaluates."""
 
