@@ -14,10 +14,12 @@ sound), in one run, same models:
   `apart`: the head said alone, ending like a finished sentence): how often the turn ended at the
   pause (premature), and how often the conversation is left with it in two turns (split: speech
   soon after a turn's end continues it, continuation.py);
-- (c) a remote brain (llama-cpp-python's server, the same model, over HTTP) with today's rule:
-  the sound decides alone. The server stands in for another machine: it runs at the lowest CPU
-  priority (nice 19), so it takes the cycles the app leaves and not the ones it needs (at equal
-  priority on two cores its generation delays the first sentence's synthesis);
+- (c) a remote brain (llama-cpp-python's server, the same model, over HTTP) with today's rule,
+  the words read by the local default model as the app does (brain/words_reader.py), complete
+  questions and paused utterances; and complete questions without the reader (the sound decides
+  alone). The server stands in for another machine: it runs at the lowest CPU priority (nice
+  19), so it takes the cycles the app leaves and not the ones it needs (at equal priority on two
+  cores its generation delays the first sentence's synthesis);
 - push-to-talk: release -> first sample heard;
 - (d) the sequential baseline (talk-llama's order): wait the fixed silence, transcribe, generate
   the whole reply, then speak, on the same utterances.
@@ -32,6 +34,7 @@ Run: .venv/bin/python -m bench.latency [--questions 12] [--families espeak,mbrol
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import tempfile
 import time
@@ -274,10 +277,11 @@ def run(
         heard / result["rules"]["earlier"]["stages_ms"]["heard"]["p50"], 2
     )
     if remote:
-        result["rules"]["remote"] = hands_free_rule(audio, tmp, wavs, None, threads=threads, remote=remote)
-        result["remote_over_local_p50"] = round(
-            result["rules"]["remote"]["stages_ms"]["heard"]["p50"] / heard, 2
-        )
+        alone = dataclasses.replace(remote, words_model=None)
+        for name, config, paused_too in (("remote", remote, pauses), ("remote_sound", alone, None)):
+            r = hands_free_rule(audio, tmp, wavs, paused_too, threads=threads, remote=config)
+            result["rules"][name] = r
+            result[f"{name}_over_local_p50"] = round(r["stages_ms"]["heard"]["p50"] / heard, 2)
     rig = Rig(tmp, hands_free=False, threads=threads)
     try:
         ptt, samples = push_to_talk(audio, rig, wavs)
@@ -310,7 +314,10 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as d:
             server = LlamaServer(default_model_path("llm"), Path(d) / "server.log", n_ctx=2048, nice=19)
             try:
-                remote = RemoteConfig(server.url, max_tokens=48, temperature=0.0, n_ctx=2048)
+                words = default_model_path("llm")  # the app's default reader of the words
+                remote = RemoteConfig(
+                    server.url, max_tokens=48, temperature=0.0, n_ctx=2048, words_model=words
+                )
                 for family in families:
                     out["families"][family] = run(
                         audio, args.questions, Path(d), full=True, voice=FAMILIES[family], remote=remote

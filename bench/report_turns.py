@@ -150,17 +150,7 @@ def latency_rows(lat: dict) -> list[Row]:
                 f"≤ 1.0× the earlier ({ok(ratio <= 1.0)})",
             ),
         ]
-        if "remote" in rules:
-            r = rules["remote"]["stages_ms"]["heard"]
-            out.append(
-                (
-                    "latency",
-                    f"{family} voice: hands-free voice-to-voice p50 / p90, a server as the brain "
-                    "(llama.cpp's, same model; the sound decides)",
-                    f"{r['p50']} / {r['p90']} ms: {f['remote_over_local_p50']}× the local brain",
-                    f"≤ 1.1× ({ok(f['remote_over_local_p50'] <= 1.1)})",
-                )
-            )
+        out += remote_rows(family, f)
         out += [
             (
                 "latency",
@@ -181,6 +171,33 @@ def latency_rows(lat: dict) -> list[Row]:
     return out
 
 
+SERVERS = {
+    "remote": "the words read by the local model, the sound where they are unsure (the default)",
+    "remote_sound": "no words reader: the sound decides",
+}
+
+
+def remote_rows(family: str, f: dict) -> list[Row]:
+    """A server as the brain against the local one, in the same run, with and without the local
+    reader of the words (brain/words_reader.py)."""
+    out: list[Row] = []
+    for name, how in SERVERS.items():
+        if name not in f["rules"]:
+            continue
+        r, ratio = f["rules"][name]["stages_ms"]["heard"], f[f"{name}_over_local_p50"]
+        target = f"≤ 1.1× ({ok(ratio <= 1.1)})" if name == "remote" else ""
+        out.append(
+            (
+                "latency",
+                f"{family} voice: hands-free voice-to-voice p50 / p90, a server as the brain "
+                f"(llama.cpp's, same model; {how})",
+                f"{r['p50']} / {r['p90']} ms: {ratio}× the local brain",
+                target,
+            )
+        )
+    return out
+
+
 WAYS = {
     "through": "one sentence, the voice held up at the pause",
     "apart": "the first half said alone, ending like a finished sentence",
@@ -188,9 +205,20 @@ WAYS = {
 
 
 def paused_rows(family: str, rules: dict) -> list[Row]:
-    """Turns ended at a mid-sentence pause (bench/latency.py `paused_wavs`), both ways of saying."""
+    """Turns ended at a mid-sentence pause (bench/latency.py `paused_wavs`), both ways of saying
+    (and with a server as the brain, where measured)."""
     out = []
     for way, how in WAYS.items():
+        if (server := rules.get("remote", {}).get("paused", {}).get(way)) is not None:
+            out.append(
+                (
+                    "latency",
+                    f"{family} voice: turns ended at a 500–800 ms mid-sentence pause ({how}), a "
+                    "server as the brain, the words read locally",
+                    f"{server['premature']}/{server['n']}",
+                    f"≤ 10% ({ok(server['premature'] <= 0.1 * server['n'])})",
+                )
+            )
         pt, pe = rules["today"]["paused"][way], rules["earlier"]["paused"][way]
         out += [
             (
@@ -214,9 +242,10 @@ def paused_rows(family: str, rules: dict) -> list[Row]:
 
 def turn_rules_rows(r: dict) -> list[Row]:
     """How each turn-end rule decides on the same clips (bench/turn_rules.py), per voice family:
-    the default rules (local brain, server) against the rules without the turn model."""
+    the default rule (a local brain, or a server with the local words reader) and a server's
+    without the reader, against the rules without the turn model."""
     shown = ("words, earlier scale (no turn model)", "words (no turn model)", "both (default)", "audio")
-    servers = ("server: fixed (no turn model)", "server: the sound + pitch (default)")
+    servers = ("server: fixed (no turn model)", "server, no words reader: the sound + pitch")
     out: list[Row] = []
     for name in (*shown, *servers):
         for family, v in r["rules_at_20ms"][name].items():

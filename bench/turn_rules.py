@@ -12,7 +12,8 @@ floor (prosody.py), and the audio turn model's probability (Smart Turn v3.2, tur
 the 20 ms of silence the segmenter's pause has and with 200 ms.
 
 Then every rule (loop/turn_end.py: the words on today's scale or the earlier one, the audio
-model alone, both, either, their mean; a server's: the sound with or without the pitch hold)
+model alone, both, either, their mean; a server's without the local words reader: the sound with
+or without the pitch hold; with the reader a server's turns are decided as "both")
 gives the silence that would end the turn. A paused utterance ends early when that silence is
 shorter than its pause (500–800 ms, as bench/latency) as the loop's speech detector hears it in
 the whole clip (the voice's own silence around the words and the detector's delays count); for
@@ -144,7 +145,8 @@ def measure(voices: list[str]) -> tuple[list[dict], float]:
 
 
 # name -> (TurnEndConfig changes, the brain reads the words' P). The pitch hold applies only
-# where the words are not read (a server).
+# where the words are not read (a server without the local words reader, brain/words_reader.py;
+# with it a server's turns are decided as "both (default)": the reader's P is the local brain's).
 EARLIER_WORDS = {"combine": "words", "trailing_at": 0.001, "long_ms": 1200}  # the rule before the model
 RULES: dict[str, tuple[dict, bool]] = {
     "words, earlier scale (no turn model)": (EARLIER_WORDS, True),
@@ -159,8 +161,8 @@ RULES: dict[str, tuple[dict, bool]] = {
     "either": ({"combine": "either"}, True),
     "audio": ({"combine": "audio"}, True),
     "server: fixed (no turn model)": ({"rule": "fixed"}, False),
-    "server: the sound + pitch (default)": ({}, False),
-    "server: the sound alone": ({"hold_at": 0.0}, False),
+    "server, no words reader: the sound + pitch": ({}, False),
+    "server, no words reader: the sound alone": ({"hold_at": 0.0}, False),
 }
 
 

@@ -145,24 +145,32 @@ def test_a_damaged_turn_model_is_reported_and_the_words_decide(
     assert turn.data["audio_end"] is None and "weather" in turn.data["user"].lower()
 
 
-def test_with_a_server_as_the_brain_the_sound_decides(
-    virtual_audio, llm_model, whisper_model, turn_model_file, speech_dir, tmp_path
+@pytest.mark.parametrize("reader", [False, True], ids=["sound-alone", "words-reader"])
+def test_with_a_server_as_the_brain(
+    virtual_audio, llm_model, whisper_model, turn_model_file, speech_dir, tmp_path, reader: bool
 ) -> None:
-    """A server gives no end-of-turn probability for the words: the turn model's P alone sets
-    the silence (without it, a fixed 400 ms cut every pause longer than that)."""
+    """A server gives no end-of-turn probability for the words: without a local words reader the
+    turn model's P alone sets the silence (without that too, a fixed 400 ms cut every pause
+    longer than that); with one (brain/words_reader.py) the words' P decides as with a local
+    brain, the sound asked only where the words are unsure."""
     wav = espeak("What is the weather like today?", speech_dir / "weather.wav", wpm=140)
     server = LlamaServer(llm_model, tmp_path / "server.log", n_ctx=1024)
     try:
-        remote = RemoteConfig(server.url, max_tokens=8, temperature=0.0)
+        remote = RemoteConfig(
+            server.url, max_tokens=8, temperature=0.0, words_model=llm_model if reader else None
+        )
         _, a, turn = spoken_turn(
             virtual_audio, llm_model, whisper_model, wav, remote=remote, turn_model=turn_model_file
         )
     finally:
         server.stop()
-    d = turn.data
-    assert d["end_of_turn"] is None and d["audio_end"] is not None, d
-    c = a.config
+    d, c = turn.data, a.config
+    if reader:
+        assert d["end_of_turn"] is not None and d["end_of_turn"] > c.turn_end.trailing_at, d
+        assert (d["audio_end"] is not None) == sound_counts(d["end_of_turn"], c.turn_end), d
+    else:
+        assert d["end_of_turn"] is None and d["audio_end"] is not None, d
     expected = end_silence_ms(
-        None, c.turn_end, c.vad.end_silence_ms, d["pitch_end"], d["user"], d["audio_end"]
+        d["end_of_turn"], c.turn_end, c.vad.end_silence_ms, d["pitch_end"], d["user"], d["audio_end"]
     )
     assert abs(d["end_silence_ms"] - expected) <= 2, d

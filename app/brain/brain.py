@@ -81,7 +81,7 @@ def open_brain(llm: LlmConfig, remote: RemoteConfig | None, persona: Persona) ->
     if remote is not None:
         from app.brain.remote import RemoteConversation  # the openai client: ~0.6 s to import
 
-        return RemoteConversation(remote, persona)
+        return RemoteConversation(remote, persona, remote.words_model)
     return Conversation(llm, persona)
 
 

@@ -45,7 +45,7 @@ from app.brain.retry_seeds import RetrySeeds
 from app.brain.sampling import Sampler
 from app.brain.shared_memory import SharedMemory, join, learn_from, remembered
 from app.brain.turn_language import read_as
-from app.brain.user_turn import TurnGate, UserTurn, ask, build_user_turn, end_of_turn_prob, terminal_tokens
+from app.brain.user_turn import TurnGate, UserTurn, ask, build_user_turn, next_token_probs
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,6 @@ class Conversation(KvContext):
         self, config: LlmConfig, persona: Persona | None = None, llama: llama_cpp.Llama | None = None
     ):
         super().__init__(config, persona, llama)
-        self._terminal = terminal_tokens(self.llama)  # ". ? !" for the end-of-turn probability
         self._sampler = Sampler(config.sampling, self._vocab, self.llama.n_vocab(), self.n_ctx)
         newline = self._tokenize([Part("\n", False)])
         self._newline = newline[0] if len(newline) == 1 else None  # DRY's sequence breaker
@@ -165,9 +164,7 @@ class Conversation(KvContext):
             self._eval(todo)
             return None
         self._eval(todo[: len(todo) - after])
-        raw = llama_cpp.llama_get_logits_ith(self.llama.ctx, -1)
-        logits = np.ctypeslib.as_array(raw, shape=(self.llama.n_vocab(),))
-        prob = end_of_turn_prob(logits, turn.end_token, self._terminal)
+        prob = self._end_of_turn_here(turn.end_token)
         self._eval(todo[len(todo) - after :])
         return prob
 
@@ -365,10 +362,7 @@ class Conversation(KvContext):
         tokens = self._tokenize([*self.format.user(user), Part(reply_prefix, False)])
         self._eval(self._open_turn(tokens))
         try:
-            raw = llama_cpp.llama_get_logits_ith(self.llama.ctx, -1)
-            logits = np.ctypeslib.as_array(raw, shape=(self.llama.n_vocab(),))
-            probs = np.exp(logits - logits.max())
-            probs /= probs.sum()
+            probs = next_token_probs(self.llama)
             top = np.argsort(probs)[::-1][:k]
             return [(self._token_text(int(t)), float(probs[t])) for t in top]
         finally:

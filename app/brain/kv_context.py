@@ -41,6 +41,7 @@ from app.brain.chat_format import ChatFormat, JinjaChatFormat, Part, PlainChatFo
 from app.brain.ledger import Ledger
 from app.brain.persona import Persona
 from app.brain.records import LlmConfig
+from app.brain.user_turn import end_of_turn_prob, next_token_probs, terminal_tokens
 from app.catalog.catalog import check_file, refused
 from app.system.cpu import FreeCores, cores_taken, threads_for
 from app.system.logs import NATIVE_LOAD
@@ -96,6 +97,7 @@ class KvContext:
         self._close_tokens = self._tokenize(self.format.reply_close())
         self._user_head = self._tokenize(self.format.user_head())
         self._reply_open = self._tokenize(self.format.reply_open())
+        self._terminal = terminal_tokens(self.llama)  # ". ? !" for the end-of-turn probability
         self._primed: list[int] = []  # the user head, when evaluated ahead of the next turn
         self._primed_note = 0  # ... of which this many tokens are the memory note before it
         self._note_due = False  # a shift dropped turns: the next turn opens with the memory note
@@ -143,6 +145,11 @@ class KvContext:
         self.llama.eval(tokens)
         self.ledger = Ledger(n_keep=len(tokens))
         self._primed, self._primed_note, self._note_due = [], 0, False
+
+    def _end_of_turn_here(self, end_token: int) -> float:
+        """The end-of-turn probability (user_turn.py) after the last position evaluated, where
+        the template's end mark `end_token` would follow the user's words."""
+        return end_of_turn_prob(next_token_probs(self.llama), end_token, self._terminal)
 
     # ----- context bookkeeping ---------------------------------------------------------------
     @property

@@ -49,6 +49,7 @@ class RemoteConfig:
     stall_timeout_s: float = 30.0  # no byte for this long: the server is not answering
     discard_share: float = 0.5  # share of the space freed when exchanges are left out
     memory: bool = True  # a memory note of the user's facts after a trim (memory.py)
+    words_model: Path | None = None  # a local model reading the words for a turn's end (words_reader.py)
 
 
 @dataclass

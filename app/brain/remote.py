@@ -27,8 +27,7 @@ What makes the local context good, done over `POST /v1/chat/completions` with `s
 - **Failures** raise `BrainError` saying what happened and what to do. No retry once a piece was
   given out (it may be spoken already); a reply cut by a failure is kept, marked interrupted.
 
-Token counts come from the server's usage (exact for each request sent); text not yet counted
-is estimated at 3 characters per token.
+Token counts: the server's usage (exact per request); text not yet counted: 3 characters a token.
 
 Threading: owned by one thread (the llm thread); `cancel` may be set from any thread.
 """
@@ -68,6 +67,7 @@ from app.brain.session_files import REMOTE
 from app.brain.shared_memory import SharedMemory, join, learn_from, remembered
 from app.brain.turn_language import read_as
 from app.brain.user_turn import TurnGate
+from app.brain.words_reader import last_exchange, open_reader
 
 log = logging.getLogger(__name__)
 TURN_OVERHEAD = 8  # template tokens around one message (role markers, end of turn)
@@ -80,11 +80,12 @@ def estimate_tokens(text: str) -> int:
 class RemoteConversation:
     """See the module docstring. Raises BrainError at creation when the server is unusable."""
 
-    reads_end_of_turn = False  # a server gives no end-of-turn probability: the sound decides
-
-    def __init__(self, config: RemoteConfig, persona: Persona | None = None) -> None:
+    def __init__(self, config: RemoteConfig, persona: Persona | None = None, words: Path | None = None):
+        """`words`: a local model reading the words for the end of a turn (words_reader.py)."""
         self.config = config
         self.persona = persona or Persona()
+        self.words, self.words_problem = open_reader(words, self.persona)
+        self.reads_end_of_turn = self.words is not None  # a tentative turn's gate gets the words' P
         self.url = config.url.rstrip("/")
         self.client = openai.OpenAI(
             base_url=self.url,
@@ -134,10 +135,9 @@ class RemoteConversation:
         return [*out, {"role": "user", "content": user}]
 
     def _fit(self, user_tokens: int, force: bool = False) -> None:
-        """Leave the oldest whole exchanges out when the turn and its reply would not fit, by
-        the local context's own policy (`Ledger.plan_discard`: whole turns, `discard_share` of
-        the space at once). `force`: the server said the request is too long though the
-        estimate fits."""
+        """Leave the oldest whole exchanges out when the turn and its reply would not fit, by the
+        local context's policy (`Ledger.plan_discard`: whole turns, `discard_share` of the space
+        at once). `force`: the server said the request is too long though the estimate fits."""
         if not self.kept:
             return
         note = note_text(self.remembered())  # written only if exchanges are left out now
@@ -157,8 +157,7 @@ class RemoteConversation:
         del self.kept[:n]
         self.note = note
         self.shifts += 1
-        self.discarded += planned
-        self.dropped_turns += n
+        self.discarded, self.dropped_turns = self.discarded + planned, self.dropped_turns + n
         log.info("server context full: %d oldest exchanges (~%d tokens) left out", n, planned)
 
     def _open(self, text: str) -> Any:
@@ -201,9 +200,9 @@ class RemoteConversation:
         gate: TurnGate | None = None,
         language: str = "",
     ) -> Iterator[str]:
-        """Send a user turn and yield the reply as it streams (see brain.py for the contract).
-        A tentative turn's gate gets no end-of-turn probability (the sound decides when the turn
-        ends); pieces read before its decision are speculative (gated_reply.py)."""
+        """Send a user turn and yield the reply as it streams (brain.py has the contract). A
+        tentative turn's gate gets the local reader's P for the words (None without one), read
+        while the server works; pieces read before its decision are speculative (gated_reply.py)."""
         t0 = time.perf_counter()
         stats = TurnStats(turn=self.turn_count + 1, n_ctx=self.n_ctx)
         shifts0, discarded0 = self.shifts, self.discarded
@@ -212,7 +211,7 @@ class RemoteConversation:
         older = sum(ex.tokens for ex in self.kept)  # after any trimming
         stats.t_prompt_ms = (time.perf_counter() - t0) * 1000
         if gate is not None:
-            gate.evaluated(None)
+            gate.evaluated(self.words.probability(text, last_exchange(self.history)) if self.words else None)
 
         def accept() -> None:
             self.turn_count += 1
@@ -347,6 +346,8 @@ class RemoteConversation:
     def change_persona(self, persona: Persona) -> None:
         """Go on under `persona` from the next request (its head changes once: a cache miss)."""
         self.persona, self.system_prompt = persona, persona.render()
+        if self.words is not None:
+            self.words.change_persona(persona)
 
     def remembered(self) -> list[Fact]:
         """The facts a memory note holds (memory.py; none with memory off)."""
@@ -385,6 +386,8 @@ class RemoteConversation:
 
     def close(self) -> None:
         self.client.close()
+        if self.words is not None:
+            self.words.close()
 
     # ----- sessions (remote_session.py) ----------------------------------------------------------
     def save_session(self, directory: Path) -> None:

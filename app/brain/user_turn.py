@@ -127,8 +127,15 @@ def terminal_tokens(llama: llama_cpp.Llama) -> list[int]:
     return out
 
 
-def end_of_turn_prob(logits: np.ndarray, end_token: int, terminal: list[int]) -> float:
-    """P(end-of-turn mark) + P(sentence-ending mark) from one position's logits."""
-    probs = np.exp(logits - logits.max())
+def next_token_probs(llama: llama_cpp.Llama) -> np.ndarray:
+    """The model's distribution over the token after the last position it evaluated."""
+    raw = llama_cpp.llama_get_logits_ith(llama.ctx, -1)
+    logits = np.ctypeslib.as_array(raw, shape=(llama.n_vocab(),))
+    probs: np.ndarray = np.exp(logits - logits.max())
     probs /= probs.sum()
+    return probs
+
+
+def end_of_turn_prob(probs: np.ndarray, end_token: int, terminal: list[int]) -> float:
+    """P(end-of-turn mark) + P(sentence-ending mark) from one position's distribution."""
     return float(probs[end_token] + sum(probs[t] for t in terminal))

@@ -60,6 +60,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "default: the catalog's smart-turn; 'none': the words alone)",
     )
     a(
+        "--server-words",
+        default="",
+        help="hands-free with --llm-url: a local model that reads your words for the end of your "
+        "turn, as the local brain does (a file; default: the catalog's small llm; 'none': the sound alone)",
+    )
+    a(
         "--speech-model",
         default="",
         help="hands-free: a speech detector trained on real voices, beside WebRTC's (a file; "

@@ -24,9 +24,11 @@ def llm_config(args: argparse.Namespace):
     )
 
 
-def remote_config(args: argparse.Namespace):
-    """The remote brain asked for with --llm-url, or None (the local model)."""
+def remote_config(args: argparse.Namespace, voice: bool = True):
+    """The remote brain asked for with --llm-url, or None (the local model). Not `voice`
+    (typed turns): no local model reads the words for the end of a turn."""
     from app.brain.records import RemoteConfig
+    from app.catalog.catalog import optional_model_path
 
     if not args.llm_url:
         return None
@@ -40,6 +42,7 @@ def remote_config(args: argparse.Namespace):
         top_p=args.top_p,
         seed=args.seed,
         memory=args.memory,
+        words_model=optional_model_path(args.server_words, "llm") if voice else None,
     )
 
 

@@ -140,6 +140,8 @@ class LlmWorker:
         try:
             brain = open_brain(c.llm, c.remote, c.persona)
             self.brain = brain
+            if problem := getattr(brain, "words_problem", ""):  # a server brain's words reader
+                self._emit(Event("notice", {"message": problem}))
             if c.session_dir:
                 res = load_session(brain, c.session_dir)
                 if res.message:

@@ -43,6 +43,7 @@ class AppSettings:
     continue_ms: int = 1500  # speech this soon after a turn ended continues it (0: never)
     turn_model: str = ""  # the audio turn model: "" the catalog's, a file, or "none" (the words alone)
     speech_model: str = ""  # hands-free speech detector beside WebRTC's: "" the catalog's, a file, or "none"
+    server_words: str = ""  # with a server: the local model reading the words for the turn end ("" default)
     language: str = "en"
     person: str = "User"
     bot: str = "Aria"
@@ -115,6 +116,7 @@ class AppSettings:
             "turn_end",
             "turn_model",
             "speech_model",
+            "server_words",
             "continue_ms",
             "sampling",
         )
@@ -173,7 +175,13 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None) -> Assista
     sampling = sampling_config(s.sampling)
     go_on = max(0, s.continue_ms) if isinstance(s.continue_ms, int) else TurnEndConfig.continue_ms
     remote = (
-        RemoteConfig(s.llm_url, s.llm_remote_model, temperature=sampling.temperature, top_p=sampling.top_p)
+        RemoteConfig(
+            s.llm_url,
+            s.llm_remote_model,
+            temperature=sampling.temperature,
+            top_p=sampling.top_p,
+            words_model=optional_model_path(s.server_words, "llm"),
+        )
         if s.llm_url
         else None
     )
