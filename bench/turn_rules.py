@@ -152,6 +152,7 @@ RULES: dict[str, tuple[dict, bool]] = {
     "words, earlier scale (no turn model)": (EARLIER_WORDS, True),
     "words (no turn model)": ({"combine": "words"}, True),
     "both (default)": ({}, True),
+    "both, the sound asked up to P 0.5": ({"words_sure_at": 0.5}, True),
     "both, the sound asked at any P": ({"words_sure_at": 1.01}, True),
     "both, the sound on its own scale": (
         {"audio_finished_beside_words": 0.5, "audio_trailing_beside_words": 0.1},

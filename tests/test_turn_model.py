@@ -81,17 +81,18 @@ def test_the_end_of_turn_rule_with_the_sound() -> None:
     rule."""
     c = TurnEndConfig()
     assert c.combine == "both"
-    words_done, words_not, words_sure = 0.3, 1e-5, 0.9
-    assert c.finished_at <= words_done < c.words_sure_at
-    assert end_silence_ms(words_done, c, 400, audio=0.9) == c.short_ms
-    assert end_silence_ms(words_done, c, 400, audio=0.3) == c.short_ms  # unsure: the words decide
-    assert end_silence_ms(words_done, c, 400, audio=0.005) == c.long_ms  # the sound trails off
+    words_unsure, words_not, words_sure = 0.1, 1e-5, 0.3
+    assert c.trailing_at < words_unsure < c.words_sure_at <= c.finished_at <= words_sure
+    between = end_silence_ms(words_unsure, c, 400)  # no turn model: the words alone
+    assert c.short_ms < between < c.long_ms
+    assert end_silence_ms(words_unsure, c, 400, audio=0.9) == between  # the sound finished too
+    assert end_silence_ms(words_unsure, c, 400, audio=0.005) == c.long_ms  # the sound trails off
     assert end_silence_ms(words_not, c, 400, audio=0.9) == c.long_ms  # the words trail off
-    # the sound is asked only between trailing words and sure ones, where it can change the answer
-    asked = [sound_counts(p, c) for p in (words_not, words_done, words_sure, None)]
+    # the sound is asked only between trailing words and finished ones, where it can change the answer
+    asked = [sound_counts(p, c) for p in (words_not, words_unsure, words_sure, None)]
     assert asked == [False, True, False, True]
-    assert end_silence_ms(words_sure, c, 400, audio=0.005) == c.short_ms  # sure words: the sound not heard
-    assert end_silence_ms(words_done, c, 400) == c.short_ms  # no turn model: the words alone
+    assert end_silence_ms(words_sure, c, 400, audio=0.005) == c.short_ms  # finished words: sound not heard
+    assert end_silence_ms(words_sure, c, 400) == c.short_ms
     assert end_silence_ms(None, c, 400, audio=0.9) == c.short_ms  # a server: the sound alone
     assert end_silence_ms(None, c, 400, audio=0.05) == c.long_ms
     assert end_silence_ms(None, c, 400, audio=0.3) not in (c.short_ms, c.long_ms)
@@ -100,11 +101,11 @@ def test_the_end_of_turn_rule_with_the_sound() -> None:
     assert end_silence_ms(None, c, 400, held, "Is it raining?", audio=0.9) == c.short_ms
     assert end_silence_ms(None, c, 400, held, "Tell me about", audio=0.9) == c.long_ms
     # with the words read, the pitch is not consulted
-    assert end_silence_ms(words_done, c, 400, held, "Tell me about", audio=0.9) == c.short_ms
+    assert end_silence_ms(words_sure, c, 400, held, "Tell me about", audio=0.9) == c.short_ms
     either = dataclasses.replace(c, combine="either")
-    assert end_silence_ms(words_done, either, 400, audio=0.005) == c.short_ms
+    assert end_silence_ms(words_unsure, either, 400, audio=0.005) == between
     words = dataclasses.replace(c, combine="words")
-    assert end_silence_ms(words_done, words, 400, audio=0.005) == c.short_ms and not sound_counts(0.3, words)
+    assert end_silence_ms(words_unsure, words, 400, audio=0.005) == between and not sound_counts(0.1, words)
     with pytest.raises(ValueError, match="combine"):
         TurnEndConfig(combine="vote")
 

@@ -14,19 +14,21 @@ utterance so far is a finished turn, heard at the pause, maps linearly onto the 
 Beside the words the sound only holds a turn it clearly hears unfinished (P below
 `audio_finished_beside_words`, 0.1; the model's own decision point is 0.5): the words already
 tell most trailing heads from finished questions, and Smart Turn hears voices unlike those it
-learnt from as unfinished (espeak-ng's complete questions read 0.01-0.98). Alone (a remote brain
-has no words' P) it maps between `audio_trailing_at` and `audio_finished_at`. `combine` joins
+learnt from as unfinished (espeak-ng's complete questions read 0.01-0.98). Alone (a server
+brain without the local words reader, brain/words_reader.py) it maps between
+`audio_trailing_at` and `audio_finished_at`. `combine` joins
 the two: "both" (the default) waits unless the words *and* the sound are finished (the smaller
 of the two positions), "either" the larger, "mean" their mean, "audio" the sound alone, "words"
 the words alone.
 
 With "both" the sound is asked only where it can change the answer and the words are unsure
 (`sound_counts`): not for words that trail off (P <= `trailing_at`: the long silence whatever
-the sound), nor for words the model is sure end a turn (P >= `words_sure_at`). On the clips of
-bench/turn_rules no paused utterance's head read that sure, while half to two thirds of the
-complete questions did (per voice);
-the sound costs ~50 ms of CPU, and on two cores it slows whisper or the prompt beside it by as
-much, so asking it only in between keeps the sure questions as fast as the words alone.
+the sound), nor from `words_sure_at` (= `finished_at`, 0.2) up, where the words end the turn
+after the short silence. Below it the words already wait longer than that, and the sound's
+answer (~50-130 ms after the words' P) mostly comes within that wait instead of after it. On the
+clips of bench/turn_rules (6 voices, 139 paused heads) asking it up to P 0.5 changed no paused
+utterance's outcome and made 2-6 of 12 complete questions per voice wait for it; on two cores it
+slows whisper or the prompt beside it by its own ~50 ms, so it is never asked beside them.
 
 The voice (ears/prosody.py) counts only when the words cannot be read (a remote brain): words
 whose last voiced frames stay `hold_at` times above the pitch where the speaker's statements end
@@ -61,7 +63,7 @@ class TurnEndConfig:
     undecided_ms: int = 800
     finished_at: float = 0.2
     trailing_at: float = 0.05
-    words_sure_at: float = 0.5  # "both": words this likely finished end the turn without the sound
+    words_sure_at: float = 0.2  # "both": words this likely finished end the turn without the sound
     hold_at: float = 1.12  # without the words' P: a voice ending this much above its floor holds (0: off)
     continue_ms: int = 1500  # speech this soon after a turn ended continues it (0: never)
     combine: str = "both"  # how the audio turn model's P joins the words' (COMBINES)
