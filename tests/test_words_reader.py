@@ -11,23 +11,12 @@ import pytest
 from app.brain.persona import PINNED_TIME, Persona
 from app.brain.records import Message
 from app.brain.words_reader import WordsReader, last_exchange, open_reader
+from bench.turn_rules import Gate as ReadingGate  # reads the words' P, then withdraws the turn
 from tests.support.conversations import make as make_conversation
 
 EXCHANGE = ("What should I cook tonight?", "How about pasta with tomatoes? Would you like a recipe?")
 PERSONA = Persona("Sam", "Max", now=PINNED_TIME)  # as tests.support.conversations.make's
 TEXTS = ("What is the weather like today?", "Tell me about", "What is the capital of", "Why is the sky blue")
-
-
-class ReadingGate:
-    """Keeps the end-of-turn probability it is told, then takes the turn back."""
-
-    end_of_turn: float | None = None
-
-    def evaluated(self, end_of_turn: float | None) -> None:
-        self.end_of_turn = end_of_turn
-
-    def decide(self, must: bool) -> bool | None:
-        return False
 
 
 @pytest.fixture(scope="module")
