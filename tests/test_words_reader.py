@@ -4,13 +4,14 @@ Real model (the embedded default)."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
 
 from app.brain.persona import PINNED_TIME, Persona
-from app.brain.records import Message
-from app.brain.words_reader import WordsReader, last_exchange, open_reader
+from app.brain.records import BrainError, Message
+from app.brain.words_reader import WordsReader, last_exchange, open_reader, read_while_sending
 from bench.turn_rules import Gate as ReadingGate  # reads the words' P, then withdraws the turn
 from tests.support.conversations import make as make_conversation
 
@@ -94,3 +95,43 @@ def test_a_missing_model_leaves_the_sound_to_decide_with_a_message(tmp_path: Pat
     reader, message = open_reader(damaged, Persona())
     assert reader is None and "sound alone" in message, message
     assert open_reader(None, Persona()) == (None, "")
+
+
+class TellingGate(ReadingGate):
+    """Sets `told` once it is told the words' P (any thread may wait for it)."""
+
+    def __init__(self) -> None:
+        self.told = threading.Event()
+
+    def evaluated(self, end_of_turn: float | None) -> None:
+        super().evaluated(end_of_turn)
+        self.told.set()
+
+
+def test_the_request_goes_out_while_the_words_are_read(reader: WordsReader) -> None:
+    """The server request runs on a helper thread: it can wait for the words' P (a server
+    answers once its first token is ready; the turn's end need not wait for that)."""
+    gate = TellingGate()
+    history = [Message("user", EXCHANGE[0]), Message("assistant", EXCHANGE[1])]
+    sent = read_while_sending(reader, gate, "Tell me about", history, lambda: gate.told.wait(60))
+    assert sent is True and gate.end_of_turn is not None and gate.end_of_turn < 0.01
+
+    def refused() -> None:
+        raise BrainError("the server said no")
+
+    with pytest.raises(BrainError, match="said no"):  # raised on the brain's thread
+        read_while_sending(reader, TellingGate(), "Hello", [], refused)
+    alone = TellingGate()  # no reader: the gate hears None before the request
+    assert read_while_sending(None, alone, "Hello", [], lambda: alone.told.is_set()) is True
+    assert alone.end_of_turn is None
+    assert read_while_sending(reader, None, "Hello", [], lambda: 7) == 7  # no tentative turn
+
+
+def test_the_last_exchange_is_evaluated_before_the_next_pause(reader: WordsReader) -> None:
+    """`prepare` (idle time after a reply) leaves the exchange and the next turn's opening in the
+    cache; a pause then adds only its words after them."""
+    reader.prepare(EXCHANGE)
+    prepared = reader.llama.input_ids[: reader.n_past].copy()
+    assert reader.n_past > reader.ledger.n_keep + len(reader._user_head)
+    reader.probability("What is the capital of", EXCHANGE)
+    assert (reader.llama.input_ids[: len(prepared)] == prepared).all() and reader.n_past > len(prepared)

@@ -67,7 +67,7 @@ from app.brain.session_files import REMOTE
 from app.brain.shared_memory import SharedMemory, join, learn_from, remembered
 from app.brain.turn_language import read_as
 from app.brain.user_turn import TurnGate
-from app.brain.words_reader import last_exchange, open_reader
+from app.brain.words_reader import last_exchange, open_reader, read_while_sending
 
 log = logging.getLogger(__name__)
 TURN_OVERHEAD = 8  # template tokens around one message (role markers, end of turn)
@@ -114,11 +114,10 @@ class RemoteConversation:
         self.seeds = RetrySeeds()  # a Retry moves the next request's seed
         log.info("remote brain: %s at %s, context %d (%s)", self.model, self.url, self.n_ctx, self.ctx_source)
 
-    # ----- the server -------------------------------------------------------------------------
+    # ----- the request ---------------------------------------------------------------------------
     def _explain(self, exc: Exception) -> BrainError:
         return explain(exc, self.url, self.model, self.config)
 
-    # ----- the request ---------------------------------------------------------------------------
     def head(self) -> str:
         """The system message: the system prompt, then the memory note when there is one."""
         return f"{self.system_prompt}\n\n{self.note}" if self.note else self.system_prompt
@@ -207,11 +206,9 @@ class RemoteConversation:
         stats = TurnStats(turn=self.turn_count + 1, n_ctx=self.n_ctx)
         shifts0, discarded0 = self.shifts, self.discarded
         said, text = text, read_as(text, language, self.persona)  # the user's words; as sent
-        response = self._open(text)
+        response = read_while_sending(self.words, gate, text, self.history, lambda: self._open(text))
         older = sum(ex.tokens for ex in self.kept)  # after any trimming
         stats.t_prompt_ms = (time.perf_counter() - t0) * 1000
-        if gate is not None:
-            gate.evaluated(self.words.probability(text, last_exchange(self.history)) if self.words else None)
 
         def accept() -> None:
             self.turn_count += 1
@@ -246,6 +243,8 @@ class RemoteConversation:
                 self._record(text, pieces, read, stats, older)
             else:
                 log.info("turn withdrawn after %d speculative pieces (request closed)", len(pieces))
+            if self.words is not None:  # the next turn's pauses read only their words
+                self.words.prepare(last_exchange(self.history))
         if failure is not None and turn.decided:
             raise failure
 

@@ -9,27 +9,35 @@ brain reads it (user_turn.py), after the system prompt, the last exchange and th
 brain's turns then end by the same rule as a local one's (loop/turn_end.py), the sound asked
 only where the words are unsure. The reply still comes from the server.
 
-Each pause evaluates only what differs from the previous one's tokens (the words; the last
-exchange once per turn): ~10-25 tokens.
-Threads: owned by the brain's thread; every call blocks on llama.cpp. `close` frees the model.
+Each pause evaluates only what differs from the previous one's tokens: the words, ~10-25
+tokens (the last exchange is evaluated in idle time after the reply: `prepare`).
+`read_while_sending` reads them while a server request goes out on a helper thread (servers
+answer a streamed request once its first token is ready).
+Threads: a reader is owned by the brain's thread; every call blocks on llama.cpp. `close`
+frees the model.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
+from typing import TypeVar
 
 import llama_cpp
 
 from app.brain.kv_context import KvContext
 from app.brain.persona import Persona
 from app.brain.records import LlmConfig, Message
-from app.brain.user_turn import build_user_turn
+from app.brain.user_turn import TurnGate, build_user_turn
+from app.system.thread_names import named_thread
 
 log = logging.getLogger(__name__)
 READER_CTX = 1024
 LAST_USER_TOKENS = 64  # the last exchange's user turn, at most (a longer one loses its head)
 LAST_REPLY_TOKENS = 96  # ... and the end of its reply
+T = TypeVar("T")
 
 
 class WordsReader(KvContext):
@@ -39,6 +47,12 @@ class WordsReader(KvContext):
     def __init__(self, model: Path, persona: Persona, threads: int | None = None) -> None:
         super().__init__(LlmConfig(model, n_ctx=READER_CTX, n_threads=threads, memory=False), persona)
         self.restart_context()
+        self.prepare(None)
+
+    def prepare(self, last: tuple[str, str] | None) -> None:
+        """Idle time (after a reply): evaluate the exchange `last` and the next user turn's
+        opening now, so that the next pause evaluates only its words."""
+        self._evaluate(self._exchange(last) + self._user_head)
 
     def probability(self, text: str, last: tuple[str, str] | None = None) -> float | None:
         """The probability that `text` (the user's words so far) is a finished turn, after the
@@ -77,6 +91,7 @@ class WordsReader(KvContext):
         """Read the next turns after `persona`'s system prompt (evaluated now)."""
         self.persona, self.system_prompt = persona, persona.render()
         self.restart_context()
+        self.prepare(None)
 
     def close(self) -> None:
         self.llama.close()
@@ -87,6 +102,33 @@ def last_exchange(history: list[Message]) -> tuple[str, str] | None:
     if len(history) >= 2 and (history[-2].role, history[-1].role) == ("user", "assistant"):
         return history[-2].text, history[-1].text
     return None
+
+
+def read_while_sending(
+    reader: WordsReader | None,
+    gate: TurnGate | None,
+    text: str,
+    history: list[Message],
+    send: Callable[[], T],
+) -> T:
+    """`send()`'s result (or its exception): a server request, made on a helper thread while
+    `reader` reads `text` (after `history`'s last exchange) for a tentative turn's `gate` on this
+    one. Without a reader the gate is told None (no words' P) before the request."""
+    if gate is None or reader is None:
+        if gate is not None:
+            gate.evaluated(None)
+        return send()
+    sent: Future[T] = Future()
+
+    def run() -> None:
+        try:
+            sent.set_result(send())
+        except BaseException as exc:  # handed to the brain's thread, raised there
+            sent.set_exception(exc)
+
+    named_thread(run, "server-request").start()
+    gate.evaluated(reader.probability(text, last_exchange(history)))
+    return sent.result()
 
 
 def open_reader(model: Path | None, persona: Persona) -> tuple[WordsReader | None, str]:
