@@ -5,6 +5,7 @@ Also: the CPU check and the models folder of an installed (non-checkout) copy.""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import signal
@@ -88,10 +89,14 @@ OLD_CPU = "Westmere"  # x86-64 of 2010: SSE4.2, no AVX (qemu's CPU model)
 def old_cpu(*command: str, stdin: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run `command` on an emulated older CPU (qemu-user): CPUID says no AVX, while
     /proc/cpuinfo still shows the host's flags. (Only `command` itself is emulated: a program
-    it executes runs natively, so `env` is given here rather than through `env -i`.)"""
+    it executes runs natively, so `env` is given here rather than through `env -i`.) numpy's
+    OpenBLAS is told the kernels it picks on a real Westmere: under qemu it took the host's
+    (Haswell, on an AMD EPYC host) and died of an illegal instruction while numpy loaded,
+    before any of the app's code ran."""
     qemu = shutil.which("qemu-x86_64")
     if qemu is None:
         pytest.fail("qemu-user is not installed; run `make test`, which installs it")
+    env = {**(os.environ if env is None else env), "OPENBLAS_CORETYPE": "Nehalem"}
     return subprocess.run(
         [qemu, "-cpu", OLD_CPU, *command], input=stdin, capture_output=True, text=True, timeout=300, env=env
     )
