@@ -18,9 +18,10 @@ transcriptions use that language instead of each finding it again after the end 
 At a pause the voice's last pitch is read against where the user's statements end (`pitch`,
 learnt from the utterances heard as words; ears/prosody.py) and, hands-free (`score_pauses`), the
 audio turn model may hear whether the utterance sounds finished (ears/turn_model.py, ~50 ms on
-one core) on its own thread. For a brain that reads no words (`sound_first`: a server) it is
-started with whisper at every pause (it needs only the audio; its answer is usually in by the
-time the words are transcribed) and waited for right after the tentative turn is submitted.
+one core) on its own thread. For a brain that reads no words (`sound_first`: a server without
+the words reader, brain/words_reader.py) it is started with whisper at every pause (it needs
+only the audio; its answer is usually in by the time the words are transcribed) and waited for
+right after the tentative turn is submitted.
 Beside a brain that reads the words it is started only when asked (`score`, once the words'
 P is known and unsure: loop/turn_end.sound_counts), on the pause's audio kept with the current
 tentative turn. Both go with the turn (loop/turn_end.py; the silence is decided once both are

@@ -30,7 +30,7 @@ clips of bench/turn_rules (6 voices, 139 paused heads) asking it up to P 0.5 cha
 utterance's outcome and made 2-6 of 12 complete questions per voice wait for it; on two cores it
 slows whisper or the prompt beside it by its own ~50 ms, so it is never asked beside them.
 
-The voice (ears/prosody.py) counts only when the words cannot be read (a remote brain): words
+The voice (ears/prosody.py) counts only when the words are not read (that server): words
 whose last voiced frames stay `hold_at` times above the pitch where the speaker's statements end
 (a level, continuing contour, not the fall of a finished sentence) wait `long_ms`, unless the
 sound finds them finished and whisper heard a "?" (questions end high too). Beside the words'
@@ -39,7 +39,7 @@ thinking pauses end. Chosen by bench/turn_rules.py (docs/architecture.md, "Turn-
 the numbers).
 
 Until that probability is known (whisper and the prompt take ~0.2–0.5 s after the pause),
-`undecided_ms` applies; without either (no turn model and a remote brain, a rejected
+`undecided_ms` applies; without either (no turn model and such a server, a rejected
 transcript) the fixed rule.
 Pure functions and a config; the Segmenter applies the result (`set_end_silence`). Either rule
 can end a turn too early; speech again within `continue_ms` of its end continues it

@@ -149,14 +149,15 @@ class Utterances:
         a.emit(Event("notice", {"message": "You went on after a pause: heard as one turn"}))
 
     def brain_loaded(self, brain: Brain) -> None:
-        """llm thread: a brain that reads no end-of-turn probability (a server) gets the fixed
-        silence rule until the audio turn model answers at a pause."""
+        """llm thread: a brain that reads no end-of-turn probability (a server without the local
+        words reader, brain/words_reader.py) gets the fixed silence rule until the audio turn
+        model answers at a pause."""
         if not brain.reads_end_of_turn:
             self._segmenter.base_end_ms = self._a.config().vad.end_silence_ms
 
     def end_of_turn_known(self, turn: Turn) -> None:
         """llm thread: a tentative turn's words are evaluated (their end-of-turn probability, or
-        None from a server)."""
+        None from a server without the words reader)."""
         self._decide(turn)
 
     def sound_known(self, turn: Turn) -> None:
