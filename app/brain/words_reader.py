@@ -127,7 +127,12 @@ def read_while_sending(
             sent.set_exception(exc)
 
     named_thread(run, "server-request").start()
-    gate.evaluated(reader.probability(text, last_exchange(history)))
+    try:
+        p = reader.probability(text, last_exchange(history))
+    except Exception:  # llama.cpp failing on one pause must not cost the turn: the sound decides
+        log.exception("the words reader failed on a pause")
+        p = None
+    gate.evaluated(p)
     return sent.result()
 
 
