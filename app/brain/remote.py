@@ -13,7 +13,8 @@ What makes the local context good, done over `POST /v1/chat/completions` with `s
   from an "exceeds the context" answer or from a stream dropped before its first piece, which is
   how llama-cpp-python's server answers an over-long prompt: the context is then taken to be
   below that request's size, the request is trimmed and sent again (until nothing older is
-  left), and the turn's `notice` says so; else configured), the oldest whole exchanges are dropped
+  left), and the turn's `notice` says so; a drop no larger than a request the server answered
+  is sent once more as it was: server_drops.py; else configured), the oldest whole exchanges are dropped
   until half of the space after the system prompt is free, so the prefix then stays the same for
   many turns (dropping one message per turn would change it every turn and defeat the cache).
 - **The memory note** (memory.py): when a trim leaves exchanges out, the facts the user told
@@ -53,16 +54,9 @@ from app.brain.memory import note_text
 from app.brain.persona import Persona
 from app.brain.records import BrainError, Exchange, LoadResult, Message, RemoteConfig, TurnStats
 from app.brain.retry_seeds import RetrySeeds
+from app.brain.server_drops import refit, restore, snapshot
 from app.brain.server_probe import first_model, server_context
-from app.brain.server_replies import (
-    DroppedStream,
-    Reading,
-    connection_reset,
-    context_size_in,
-    explain,
-    read_reply,
-    smaller_context_notice,
-)
+from app.brain.server_replies import Reading, context_size_in, explain, read_reply, smaller_context_notice
 from app.brain.session_files import REMOTE
 from app.brain.shared_memory import SharedMemory, join, learn_from, remembered
 from app.brain.turn_language import read_as
@@ -79,6 +73,8 @@ def estimate_tokens(text: str) -> int:
 
 class RemoteConversation:
     """See the module docstring. Raises BrainError at creation when the server is unusable."""
+
+    estimate = staticmethod(estimate_tokens)
 
     def __init__(self, config: RemoteConfig, persona: Persona | None = None, words: Path | None = None):
         """`words`: a local model reading the words for the end of a turn (words_reader.py)."""
@@ -111,6 +107,7 @@ class RemoteConversation:
         self.last_stats: TurnStats | None = None
         self.turn_count = self.shifts = self.discarded = self.dropped_turns = 0
         self.n_past = self.system_tokens
+        self.held = 0  # the largest prompt the server answered (server_drops.py)
         self.seeds = RetrySeeds()  # a Retry moves the next request's seed
         log.info("remote brain: %s at %s, context %d (%s)", self.model, self.url, self.n_ctx, self.ctx_source)
 
@@ -218,7 +215,7 @@ class RemoteConversation:
         turn = GatedReply(gate, stats, accept)
         pieces: list[str] = []
         read, failure = Reading(t0), None
-        before = self._snapshot()
+        before, resent = snapshot(self), False
         try:
             while True:  # each request that drops before its first piece leaves out older turns
                 try:
@@ -226,15 +223,16 @@ class RemoteConversation:
                     break
                 except Exception as exc:
                     stopped = bool(pieces) or (cancel is not None and cancel.is_set())
-                    retry = None if stopped else self._refit(text, exc)
+                    retry, how = (None, "") if stopped else refit(self, text, exc, resent)
                     if retry is None:
                         if not pieces and stats.notice:  # not a context limit after all: as it was
-                            self._restore(before)
+                            restore(self, before)
                             stats.notice = ""
                         older, stats.n_ctx = sum(ex.tokens for ex in self.kept), self.n_ctx
                         raise
-                response, older = retry, sum(ex.tokens for ex in self.kept)
-                stats.notice, stats.n_ctx = smaller_context_notice(self.n_ctx), self.n_ctx
+                response, older, resent = retry, sum(ex.tokens for ex in self.kept), resent or how == "resent"
+                if how == "trimmed":
+                    stats.notice, stats.n_ctx = smaller_context_notice(self.n_ctx), self.n_ctx
         except Exception as exc:  # dropped or malformed mid-reply: keep what came, then say so
             read.reason, failure = "failed", self._explain(exc)
         finally:
@@ -262,44 +260,11 @@ class RemoteConversation:
         self.kept.append(Exchange(text, reply, cost))
         self.n_past = self.head_tokens + older + cost
         stats.prompt_tokens, stats.gen_tokens, stats.cached_tokens = prompt, generated, cached
+        if pieces or reason in ("eog", "max_tokens"):  # the server took this prompt
+            self.held = max(self.held, prompt)
         stats.t_gen_ms = (time.perf_counter() - read.t0) * 1000 - stats.t_prompt_ms - stats.t_wait_ms
         stats.stop_reason, stats.n_past, stats.n_keep = reason, self.n_past, self.head_tokens
         self.last_stats = stats
-
-    def _refit(self, text: str, exc: Exception) -> Any | None:
-        """A stream that ended before its first piece, for a request of ~N tokens, is how a
-        server with a smaller context than assumed answers (llama-cpp-python's drops it): take
-        the context to be below N, leave out the oldest whole exchanges and send the request
-        once more (`stream` calls it again when that one drops too). Returns the new response,
-        or None (and changes nothing) when this was not such a failure, nothing can be left out,
-        or sending fails."""
-        if not self.kept or not (isinstance(exc, DroppedStream) or connection_reset(exc)):
-            return None  # a timeout: a slow server, not a small one
-        before = self._snapshot()
-        sent = self.head_tokens + sum(ex.tokens for ex in self.kept) + estimate_tokens(text)
-        self.n_ctx, self.ctx_source = min(self.n_ctx, sent), "learned from a dropped reply"
-        log.info("stream dropped before its first piece at ~%d prompt tokens: context taken below it", sent)
-        self._fit(estimate_tokens(text), force=True)
-        for attempt in range(2):
-            try:
-                return self._open(text)
-            except BrainError as retry_exc:
-                cause = retry_exc.__cause__
-                if not attempt and connection_reset(cause):  # the server closed the kept-alive connection
-                    continue
-                log.info("the retry failed too (%s): the conversation is left as it was", retry_exc)
-        self._restore(before)
-        return None
-
-    def _snapshot(self) -> tuple[Any, ...]:
-        """What `_refit` changes, to put back when its guess was wrong."""
-        kept, counters = list(self.kept), (self.shifts, self.discarded, self.dropped_turns)
-        return kept, self.n_ctx, self.ctx_source, counters, self.note
-
-    def _restore(self, before: tuple[Any, ...]) -> None:
-        kept, self.n_ctx, self.ctx_source, counters, self.note = before
-        self.kept = list(kept)
-        self.shifts, self.discarded, self.dropped_turns = counters
 
     def amend_last_reply(self, text: str, unspoken: str = "", interrupted: bool = True) -> bool:
         """The newest reply becomes `text` (what was heard, or another version of it): it is
