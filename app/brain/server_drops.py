@@ -15,16 +15,33 @@ estimate) on both sides of the comparison. Runs on the conversation's owner thre
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
-from app.brain.records import BrainError
+from app.brain.records import BrainError, Exchange
 from app.brain.server_replies import DroppedStream, connection_reset
-
-if TYPE_CHECKING:
-    from app.brain.remote import RemoteConversation
 
 log = logging.getLogger(__name__)
 Refit = Literal["", "resent", "trimmed"]  # nothing to send; sent as it was; sent trimmed
+
+
+class RemoteConversation(Protocol):
+    """What a refit reads and changes of `remote.RemoteConversation` (a protocol: this module
+    does not import the brain that imports it)."""
+
+    kept: list[Exchange]
+    held: int
+    n_ctx: int
+    ctx_source: str
+    note: str
+    shifts: int
+    discarded: int
+    dropped_turns: int
+
+    @property
+    def head_tokens(self) -> int: ...
+    def estimate(self, text: str) -> int: ...
+    def _fit(self, user_tokens: int, force: bool = False) -> None: ...
+    def _open(self, text: str) -> Any: ...
 
 
 def refit(conv: RemoteConversation, text: str, exc: Exception, resent: bool) -> tuple[Any | None, Refit]:
