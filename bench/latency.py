@@ -89,7 +89,7 @@ def hands_free(audio: VirtualAudio, rig: Rig, wavs: list[Path]) -> tuple[dict[st
             if turn.get(f"t_{k}_ms") is not None:
                 stages[k].append(turn[f"t_{k}_ms"])
         keys = ("user", "end_of_turn", "end_silence_ms", "t_transcript_ms", "t_confirmed_ms", "t_heard_ms")
-        samples.append({k: turn.get(k) for k in keys})
+        samples.append({"question": i} | {k: turn.get(k) for k in keys})
     return stages, samples
 
 

@@ -150,6 +150,7 @@ def latency_rows(lat: dict) -> list[Row]:
                 f"≤ 1.0× the earlier ({ok(ratio <= 1.0)})",
             ),
         ]
+        out += paired_rows(family, rules["today"]["samples"], rules["earlier"]["samples"])
         out += remote_rows(family, f, lat.get("server", "llama_cpp.server"))
         out += [
             (
@@ -169,6 +170,36 @@ def latency_rows(lat: dict) -> list[Row]:
             *paused_rows(family, rules),
         ]
     return out
+
+
+def paired_rows(family: str, today: list[dict], earlier: list[dict]) -> list[Row]:
+    """Today's rule against the earlier one question by question (the same clips, in order):
+    where the two rules chose different end silences, and the ratio of the times heard on the
+    others, where only the machine's noise differs."""
+    if all("question" in s for s in today + earlier):  # a turn may be missing from either
+        by_question = {e["question"]: e for e in earlier}
+        pairs = [(t, by_question[t["question"]]) for t in today if t["question"] in by_question]
+    elif len(today) == len(earlier):
+        pairs = list(zip(today, earlier, strict=True))
+    else:
+        return []
+    pairs = [(t, e) for t, e in pairs if t.get("t_heard_ms") and e.get("t_heard_ms")]
+    if not pairs:
+        return []
+    differ = [(t, e) for t, e in pairs if t["end_silence_ms"] != e["end_silence_ms"]]
+    alike = [(t, e) for t, e in pairs if t["end_silence_ms"] == e["end_silence_ms"]]
+    same = sorted(t["t_heard_ms"] / e["t_heard_ms"] for t, e in alike)
+    shown = "; ".join(f'"{t["user"]}" {t["end_silence_ms"]} vs {e["end_silence_ms"]} ms' for t, e in differ)
+    median = f"{same[len(same) // 2]:.2f}×" if same else "-"
+    return [
+        (
+            "latency",
+            f"{family} voice: complete questions where today's rule waited another silence than the "
+            "earlier one (today vs earlier) · median today/earlier heard on the others",
+            f"{len(differ)}/{len(pairs)}{': ' + shown if shown else ''} · {median}",
+            "reported",
+        )
+    ]
 
 
 SERVERS = {
