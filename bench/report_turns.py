@@ -3,6 +3,7 @@ turn-taking, how the voice ends, barge-in, a busy machine, idle CPU."""
 
 from __future__ import annotations
 
+from bench.common import pct
 from bench.result_files import Row, ok
 
 
@@ -173,7 +174,8 @@ def latency_rows(lat: dict) -> list[Row]:
 
 
 def paired_rows(family: str, today: list[dict], earlier: list[dict]) -> list[Row]:
-    """Today's rule against the earlier one question by question (the same clips, in order):
+    """Today's rule against the earlier one question by question (the same clips; paired by
+    their index, or in order in results without it):
     where the two rules chose different end silences, and the ratio of the times heard on the
     others, where only the machine's noise differs."""
     if all("question" in s for s in today + earlier):  # a turn may be missing from either
@@ -188,9 +190,9 @@ def paired_rows(family: str, today: list[dict], earlier: list[dict]) -> list[Row
         return []
     differ = [(t, e) for t, e in pairs if t["end_silence_ms"] != e["end_silence_ms"]]
     alike = [(t, e) for t, e in pairs if t["end_silence_ms"] == e["end_silence_ms"]]
-    same = sorted(t["t_heard_ms"] / e["t_heard_ms"] for t, e in alike)
+    same = [t["t_heard_ms"] / e["t_heard_ms"] for t, e in alike]
     shown = "; ".join(f'"{t["user"]}" {t["end_silence_ms"]} vs {e["end_silence_ms"]} ms' for t, e in differ)
-    median = f"{same[len(same) // 2]:.2f}×" if same else "-"
+    median = f"{pct(same, 50):.2f}×" if same else "-"
     return [
         (
             "latency",
