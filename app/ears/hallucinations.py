@@ -131,7 +131,12 @@ def invented(text: str, speech_ms: int, near_silent: bool, looped: bool = False)
         return "a caption phrase"
     if near_silent and stock_phrase(text):
         return "hallucination on near-silent audio"
-    n = syllables(text)
-    if n is not None and n > MAX_SYLLABLES_PER_S * speech_ms / 1000 + SLACK_SYLLABLES:
+    if overlong(text, speech_ms):
         return f"more words than {speech_ms} ms of speech holds"
     return None
+
+
+def overlong(text: str, speech_ms: int) -> bool:
+    """More syllables than `speech_ms` of speech can hold (Latin script only)."""
+    n = syllables(text)
+    return n is not None and n > MAX_SYLLABLES_PER_S * speech_ms / 1000 + SLACK_SYLLABLES

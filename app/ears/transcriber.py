@@ -4,7 +4,13 @@
 a speech gate (vad.speech_stats) rejects silence, hum, clicks and noise; after it, bracketed
 annotations are stripped ([BLANK_AUDIO], (music)), non-ASCII text is kept, low-probability
 output is rejected, and text the audio cannot hold (hallucinations.py: less than a word of
-speech, decoding loops, caption phrases, stock phrases on near-silent audio) is dropped.
+speech, decoding loops, caption phrases, stock phrases on near-silent audio) is dropped. A decode
+that went wrong (symbols and no word, a loop, more words than the speech holds) is decoded once
+more with the other `suppress_symbols` setting (whisper's non-speech symbols - quote marks,
+brackets, music signs - allowed or not): the same audio decoded the same way fails the same way,
+and either setting alone loses some utterances (a 2.5 s
+"Remind me to call my mother tomorrow." came back as `" " " " …`, a "How many days are there
+in a week?" as "Home, and, and, …").
 `audio_ctx` is sized to the clip (1 unit = 20 ms) with a margin, which cuts the encoder's cost
 for short clips. Longer audio is cut at its quietest moments into
 pieces of at most `chunk_s` (a word is never split by a blind 30 s cut; pieces without speech
@@ -32,7 +38,7 @@ import numpy as np
 
 from app.catalog.catalog import check_file
 from app.catalog.languages import AUTO, english_only, setting_language
-from app.ears.hallucinations import MIN_WORD_MS, invented, unloop
+from app.ears.hallucinations import MIN_WORD_MS, invented, overlong, unloop
 from app.ears.vad import SpeechStats, VadConfig, speech_frames, squeeze_pauses, stats_from
 from app.system.cpu import FreeCores, threads_for
 from app.system.logs import NATIVE_LOAD
@@ -42,6 +48,7 @@ RATE = 16000
 WINDOW_S = 30.0  # whisper's own window: no piece may be longer
 FULL_AUDIO_CTX = 1500
 ANNOTATION = re.compile(r"\[[^\]]*\]|\([^)]*\)|\*[^*]*\*|♪+")
+QUOTES = '"“”«»„'
 
 
 def names_prompt(bot: str) -> str:
@@ -64,6 +71,7 @@ class SttConfig:
     chunk_s: float = 7.5  # longer audio is cut at pauses into pieces up to this long (<= 30)
     fallback: bool = True  # re-decode at higher temperatures when greedy output looks wrong (-nf: off)
     max_pause_ms: int = 300  # longer silences inside a clip are cut to this before whisper (0: off)
+    suppress_symbols: bool = False  # whisper may not write quote marks, brackets, music signs
 
     def renamed(self, old_bot: str, bot: str) -> SttConfig:
         """These settings for a conversation with `bot` instead of `old_bot`: a prompt that
@@ -127,10 +135,24 @@ def split_at_pauses(audio: np.ndarray, max_s: float) -> list[tuple[int, int]]:
 
 
 def clean_text(text: str) -> str:
-    """Remove annotations and collapse whitespace; keeps every script (no ASCII-only regex)."""
+    """Remove annotations, the quote marks whisper may wrap a whole transcript in, and extra
+    whitespace; keeps every script (no ASCII-only regex)."""
     text = ANNOTATION.sub(" ", text)
     text = text.replace(">>", " ")
-    return re.sub(r"\s+", " ", text).strip(" -")
+    text = re.sub(r"\s+", " ", text).strip(" -")
+    inner = text[1:-1]
+    if len(text) > 1 and text[0] in QUOTES and text[-1] in QUOTES and not set(inner) & set(QUOTES):
+        text = text[1:-1].strip(" -")
+    return text
+
+
+def went_wrong(raw_text: str, looped: bool, text: str, speech_ms: int) -> bool:
+    """whisper's decode failed, rather than the audio holding no words: it wrote symbols and no
+    word (a loop of quote marks: `" " " "`), looped, or wrote more than the speech can hold.
+    `text` is what cleaning and `unloop` kept of `raw_text`. Decoding again differently can
+    recover the words (the same audio decoded again the same way fails the same way)."""
+    symbols_only = bool(ANNOTATION.sub(" ", raw_text).strip()) and not re.search(r"\w", raw_text)
+    return symbols_only or looped or overlong(text, speech_ms)
 
 
 def collapse_repeats(text: str, duration_s: float) -> str:
@@ -205,7 +227,12 @@ class Transcriber:
         return pw.whisper_lang_str(found), float(probs[found])
 
     def _run(
-        self, audio: np.ndarray, audio_ctx: int, abort: Callable[[], bool] | None, found: str | None
+        self,
+        audio: np.ndarray,
+        audio_ctx: int,
+        abort: Callable[[], bool] | None,
+        found: str | None,
+        symbols_off: bool,
     ) -> tuple[str, float, str]:
         """whisper on one piece: (text, mean token probability, the language it was heard in)."""
         import _pywhispercpp as pw
@@ -216,7 +243,7 @@ class Transcriber:
         max_tokens = min(c.max_tokens, budget) if c.max_tokens else budget
         language = self._language(found)
         try:
-            segments = self._transcribe(audio, audio_ctx, abort, language, max_tokens)
+            segments = self._transcribe(audio, audio_ctx, abort, language, max_tokens, symbols_off)
         finally:
             # pywhispercpp keeps the callback on the model's params (a C++ reference Python's
             # garbage collector cannot see): kept, it would hold whoever `abort` refers to, and
@@ -237,8 +264,10 @@ class Transcriber:
         abort: Callable[[], bool] | None,
         language: str,
         max_tokens: int,
+        symbols_off: bool,
     ) -> list:
-        """pywhispercpp's transcription of one piece with this config (blocks)."""
+        """pywhispercpp's transcription of one piece with this config (blocks). `symbols_off`:
+        whisper may not write quote marks, brackets or music signs (its non-speech tokens)."""
         c = self.config
         return self._model.transcribe(
             audio,
@@ -256,6 +285,7 @@ class Transcriber:
             max_tokens=max_tokens,
             audio_ctx=audio_ctx,
             suppress_blank=True,
+            suppress_nst=symbols_off,
             temperature_inc=0.2 if c.fallback else 0.0,
             n_threads=threads_for(c.n_threads, self._free),
         )
@@ -283,38 +313,70 @@ class Transcriber:
             return self._reject(result, "no speech detected", t0)
         if self.config.gate and stats.speech_ms < MIN_WORD_MS:
             return self._reject(result, "shorter than a word", t0)
-        texts, probs, languages = [], [], []
-        pieces = split_at_pauses(audio, min(self.config.chunk_s, WINDOW_S))
         with self._lock:
-            for start, end in pieces:
-                chunk = audio[start:end]
-                frames = speech if len(pieces) == 1 else speech_frames(chunk, self.vad)
-                if len(pieces) > 1 and stats_from(chunk, frames).speech_ms < 100:
-                    continue  # a silent stretch of a long recording
-                if self.config.max_pause_ms:  # a long pause reads as the end to whisper tiny
-                    chunk = squeeze_pauses(chunk, self.config.max_pause_ms, self.vad, speech=frames)
-                ctx = audio_ctx if audio_ctx is not None else self.config.audio_ctx
-                ctx = ctx or auto_audio_ctx(len(chunk))
-                # whisper needs at least 1 s of input; pad short clips with silence
-                if len(chunk) < RATE:
-                    chunk = np.pad(chunk, (0, RATE - len(chunk)))
-                text, prob, heard_in = self._run(chunk, ctx, abort, language)
-                result.audio_ctx = max(result.audio_ctx, ctx)
-                texts.append(text)
-                probs.append(prob)
-                languages.append(heard_in)
+            symbols_off = self.config.suppress_symbols
+            self._decode(result, audio, speech, audio_ctx, abort, language, symbols_off)
+            looped, why = self._judge(result, stats)
+            wrong = why and went_wrong(result.raw_text, looped, result.text, stats.speech_ms)
+            if wrong and not (abort and abort()):
+                # whisper's own temperature fallback never sees these: its entropy test needs
+                # more than 32 tokens and the clip's token budget is smaller
+                log.info("whisper's decode went wrong (%s: %r); decoding again", why, result.raw_text)
+                again = dataclasses.replace(result)
+                self._decode(again, audio, speech, audio_ctx, abort, language, not symbols_off)
+                _, why_again = self._judge(again, stats)
+                if not why_again:
+                    result, why = again, None
+        if why:
+            return self._reject(result, why, t0)
+        result.transcribe_s = time.perf_counter() - t0
+        return result
+
+    def _decode(
+        self,
+        result: Transcript,
+        audio: np.ndarray,
+        speech: np.ndarray,
+        audio_ctx: int | None,
+        abort: Callable[[], bool] | None,
+        language: str | None,
+        symbols_off: bool,
+    ) -> None:
+        """Fill `result`'s raw text, probability, language and context from whisper's passes over
+        `audio` cut into pieces (the caller holds the lock)."""
+        texts, probs, languages, result.audio_ctx = [], [], [], 0
+        pieces = split_at_pauses(audio, min(self.config.chunk_s, WINDOW_S))
+        for start, end in pieces:
+            chunk = audio[start:end]
+            frames = speech if len(pieces) == 1 else speech_frames(chunk, self.vad)
+            if len(pieces) > 1 and stats_from(chunk, frames).speech_ms < 100:
+                continue  # a silent stretch of a long recording
+            if self.config.max_pause_ms:  # a long pause reads as the end to whisper tiny
+                chunk = squeeze_pauses(chunk, self.config.max_pause_ms, self.vad, speech=frames)
+            ctx = audio_ctx if audio_ctx is not None else self.config.audio_ctx
+            ctx = ctx or auto_audio_ctx(len(chunk))
+            # whisper needs at least 1 s of input; pad short clips with silence
+            if len(chunk) < RATE:
+                chunk = np.pad(chunk, (0, RATE - len(chunk)))
+            text, prob, heard_in = self._run(chunk, ctx, abort, language, symbols_off)
+            result.audio_ctx = max(result.audio_ctx, ctx)
+            texts.append(text)
+            probs.append(prob)
+            languages.append(heard_in)
         result.language = max(set(languages), key=languages.count) if languages else ""
         result.raw_text = " ".join(texts).strip()
         result.prob = float(np.mean(probs)) if probs else 0.0
+
+    def _judge(self, result: Transcript, stats: SpeechStats) -> tuple[bool, str | None]:
+        """Set `result.text` from its raw text; (whisper looped, why the text is rejected or None)."""
         result.text, looped = unloop(clean_text(result.raw_text))
         if not result.text or not re.search(r"\w", result.text):
-            return self._reject(result, "nothing heard", t0)
+            return looped, "nothing heard"
         if why := invented(result.text, stats.speech_ms, stats.near_silent, looped):
-            return self._reject(result, why, t0)
+            return looped, why
         if result.prob < self.config.min_prob:
-            return self._reject(result, f"low confidence ({result.prob:.2f})", t0)
-        result.transcribe_s = time.perf_counter() - t0
-        return result
+            return looped, f"low confidence ({result.prob:.2f})"
+        return looped, None
 
     @staticmethod
     def _reject(result: Transcript, reason: str, t0: float) -> Transcript:
