@@ -24,8 +24,11 @@ sound), in one run, same models:
 - push-to-talk: release -> first sample heard;
 - (d) the sequential baseline (talk-llama's order): wait the fixed silence, transcribe, generate
   the whole reply, then speak, on the same utterances.
-Each question starts a fresh conversation (greedy decoding: replies repeat run to run); the
-reply is stopped once heard. The machine it ran on is printed with the result.
+The hands-free rules (a, b, c) are loaded together and take each utterance in turn, the order
+rotating, the rest muted: a slow change in the shared machine's speed falls on all of them alike
+(run one after another, two runs of the same code differed by 10% where the rules decided
+alike). Each question starts a fresh conversation (greedy decoding: replies repeat run to run);
+the reply is stopped once heard. The machine it ran on is printed with the result.
 Targets (#33): per family, paused utterances ended early <= 10% for both ways; today's rule's
 hands-free p50 <= 1.0x the earlier rule's; the remote brain's <= 1.1x the local one's; hands-free
 and push-to-talk >= 2.5x faster than the sequential baseline.
@@ -35,165 +38,25 @@ Run: .venv/bin/python -m bench.latency [--questions 12] [--families espeak,mbrol
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
 import tempfile
-import time
+from collections.abc import Iterator
 from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import numpy as np
 import soundfile as sf
 
 from app.brain.records import RemoteConfig
 from app.loop.turn_end import TurnEndConfig
-from bench.common import emit, pct, until_quiet
+from bench.common import emit, pct
 from bench.latency_rig import Rig
+from bench.latency_trials import STAGES, ask, paused_one, paused_summary, push_to_talk, sequential
 from bench.phrases import PAUSED, PHRASES
-from bench.thread_cpu import cpu_by_thread, spent
 from bench.voices import MBROLA_EN, PIPER, available, said_apart, said_through, speak
 from tests.support.pulse import VirtualAudio
-
-LOUD = 0.003
-STAGES = ("transcript", "end_of_turn", "confirmed", "first_token", "first_sentence", "first_audio", "heard")
-
-
-def first_heard(times: np.ndarray, rms: np.ndarray, after: float) -> float | None:
-    t = times[(rms > LOUD) & (times > after)]
-    return float(t[0]) if len(t) else None
-
-
-def hands_free(audio: VirtualAudio, rig: Rig, wavs: list[Path]) -> tuple[dict[str, list[float]], list[dict]]:
-    from tests.support.monitor import Monitor
-
-    stages: dict[str, list[float]] = {k: [] for k in STAGES}
-    samples = []
-    for i, wav in enumerate(wavs):
-        mon = Monitor(rig.tmp / f"hf{id(rig)}-{i}")
-        t0 = time.perf_counter()
-        cpu_before = cpu_by_thread()
-        audio.play_into_mic(wav).wait(30)
-        turn, _ = rig.wait_turn(t0)
-        time.sleep(0.3)
-        cpu = spent(cpu_before, cpu_by_thread())
-        times, rms = mon.stop()
-        rig.quiet_down()
-        if turn is None:
-            continue
-        for name, seconds in cpu.items():
-            stages.setdefault(f"cpu:{name}", []).append(seconds * 1000)
-        heard = first_heard(times, rms, turn["t_speech_end"])  # perf_counter == monotonic on Linux
-        turn["t_heard_ms"] = round((heard - turn["t_speech_end"]) * 1000) if heard else None
-        for k in STAGES:
-            if turn.get(f"t_{k}_ms") is not None:
-                stages[k].append(turn[f"t_{k}_ms"])
-        keys = ("user", "end_of_turn", "end_silence_ms", "t_transcript_ms", "t_confirmed_ms", "t_heard_ms")
-        samples.append({"question": i} | {k: turn.get(k) for k in keys})
-    return stages, samples
-
-
-def paused(audio: VirtualAudio, rig: Rig, items: list[tuple[Path, int]]) -> dict:
-    """Utterances with a pause mid-sentence. `premature`: the turn ended at the pause (a turn
-    was made of the head alone: it had no more words than the head, or a second turn
-    followed). `split`: what stays in the conversation is not one turn with the tail (speech
-    soon after a turn's end continues it: continuation.py takes the head's turn back).
-    `voice_early`: the assistant's voice started on the head before it was taken back."""
-    premature = split = voice_early = 0
-    samples = []
-    for wav, head_words in items:
-        t0 = time.perf_counter()
-        audio.play_into_mic(wav).wait(30)
-        turn, seen = rig.wait_turn(t0)
-        seen += rig.drain(2.0)  # a turn ended at the pause shows a second turn (or a take-back)
-        users = [e.data["text"] for e in seen if e.kind == "user"]
-        early = len(users) != 1 or len(users[0].split()) <= head_words
-        kept: list[str] = []
-        spoke = False
-        for e in seen:
-            if e.kind == "user":
-                kept.append(e.data["text"])
-            elif e.kind == "retracted" and kept and kept[-1] == e.data["text"]:
-                kept.pop()
-                voice_early += spoke
-            elif e.kind == "sentence" and e.data["event"] == "sentence_started":
-                spoke = True
-        two = len(kept) != 1 or len(kept[0].split()) <= head_words
-        premature += early
-        split += two
-        end_of_turn = (turn or {}).get("end_of_turn")
-        samples.append(
-            {"users": users, "kept": kept, "premature": early, "split": two, "end_of_turn": end_of_turn}
-        )
-        rig.quiet_down()
-    return {
-        "premature": premature,
-        "split": split,
-        "voice_early": voice_early,
-        "n": len(items),
-        "samples": samples,
-    }
-
-
-def push_to_talk(audio: VirtualAudio, rig: Rig, wavs: list[Path]) -> tuple[list[float], list[dict]]:
-    """Release → first sample heard; the key is let go 200 ms after the last word (espeak's own
-    trailing silence is cut off the clips)."""
-    from tests.support.monitor import Monitor
-
-    out, samples = [], []
-    for i, wav in enumerate(wavs):
-        trimmed = rig.tmp / f"ptt-{i}.wav"
-        sf.write(trimmed, until_quiet(sf.read(wav, dtype="float32")[0]), 16000)
-        mon = Monitor(rig.tmp / f"ptt-{i}")
-        t0 = time.perf_counter()
-        rig.a.press()
-        audio.play_into_mic(trimmed).wait(30)
-        time.sleep(0.2)
-        t_release = time.perf_counter()
-        rig.a.release()
-        turn, _ = rig.wait_turn(t0)
-        time.sleep(0.3)
-        times, rms = mon.stop()
-        rig.quiet_down()
-        heard = first_heard(times, rms, t_release)
-        if turn is not None and heard:
-            out.append((heard - t_release) * 1000)
-            samples.append({"user": turn["user"], "release_to_heard_ms": round(out[-1])})
-    return out, samples
-
-
-def sequential(rig: Rig, utterances: list[np.ndarray], fixed_ms: int) -> dict[str, list[float]]:
-    """talk-llama's order on the same utterances: silence, transcribe, whole reply, speak."""
-    from app.brain.conversation import Conversation
-    from app.ears.transcriber import Transcriber
-    from app.voice.sentences import SentenceSplitter, speakable
-    from app.voice.speaker import Speaker
-    from tests.support.monitor import Monitor
-
-    conv, stt, sp = Conversation(rig.llm, rig.persona), Transcriber(rig.stt), Speaker()
-    out: dict[str, list[float]] = {k: [] for k in ("transcript", "reply_done", "heard")}
-    for i, utt in enumerate(utterances):
-        conv.reset()
-        mon = Monitor(rig.tmp / f"seq-{i}")
-        t0 = time.monotonic()
-        res = stt.transcribe(utt)
-        t_tr = time.monotonic()
-        reply = conv.say(res.text) if not res.rejected else ""
-        t_done = time.monotonic()
-        splitter = SentenceSplitter()
-        for s in [*splitter.feed(reply), *splitter.flush()][:1]:
-            sp.say(speakable(s))
-        sp.wait(60)
-        time.sleep(0.3)
-        times, rms = mon.stop()
-        h = first_heard(times, rms, t_done)
-        out["transcript"].append(fixed_ms + (t_tr - t0) * 1000)
-        out["reply_done"].append(fixed_ms + (t_done - t0) * 1000)
-        if h:
-            out["heard"].append(fixed_ms + (h - t0) * 1000)
-    sp.close()
-    conv.close()
-    return out
 
 
 def summary(d: dict[str, list[float]]) -> dict:
@@ -229,24 +92,63 @@ def paused_wavs(tmp: Path, voice: str) -> dict[str, list[tuple[Path, int]]]:
     return out
 
 
-def hands_free_rule(
-    audio: VirtualAudio, tmp: Path, wavs: list[Path], paused_by_way: dict | None, **rig
-) -> dict:
-    """Complete questions (and the paused utterances, when given) with one Rig."""
-    r = Rig(tmp, hands_free=True, **rig)
+def rotated(names: list[str], i: int) -> list[str]:
+    """`names` starting at the `i`-th (each rule goes first as often as the others)."""
+    k = i % len(names)
+    return names[k:] + names[:k]
+
+
+def hands_free_rules(
+    audio: VirtualAudio, tmp: Path, wavs: list[Path], paused_by_way: dict | None, rules: dict[str, dict]
+) -> dict[str, dict]:
+    """Complete questions (and, for the rules whose options say `paused`, the paused
+    utterances) with one Rig per rule, all loaded at once and taking each question in turn
+    (the order rotating), the others muted: slow changes of the shared machine's speed fall on
+    every rule alike instead of on whichever ran in that stretch. `rules`: name -> Rig options.
+    The CPU per thread name counts the muted rigs' threads of that name too (their microphones
+    feed silence: the same small share for every rule)."""
+    rigs: dict[str, Rig] = {}
     try:
-        stages, samples = hands_free(audio, r, wavs)
-        cpu = {k.removeprefix("cpu:"): v for k, v in stages.items() if k.startswith("cpu:")}
-        out: dict = {
-            "stages_ms": summary({k: v for k, v in stages.items() if not k.startswith("cpu:")}),
-            "cpu_ms_per_turn": summary(cpu),  # from the question's first sound to the reply heard
-            "samples": samples,
-        }
-        if paused_by_way:
-            out["paused"] = {way: paused(audio, r, items) for way, items in paused_by_way.items()}
+        for name, options in rules.items():
+            rigs[name] = Rig(tmp, hands_free=True, **{k: v for k, v in options.items() if k != "paused"})
+            rigs[name].a.set_muted(True)
+        stages: dict[str, dict[str, list[float]]] = {n: {k: [] for k in STAGES} for n in rigs}
+        samples: dict[str, list[dict]] = {n: [] for n in rigs}
+        for i, wav in enumerate(wavs):
+            for name in rotated(list(rigs), i):
+                with unmuted(rigs[name]):
+                    ask(audio, rigs[name], i, wav, stages[name], samples[name])
+        out: dict[str, dict] = {}
+        for name in rigs:
+            cpu = {k.removeprefix("cpu:"): v for k, v in stages[name].items() if k.startswith("cpu:")}
+            out[name] = {
+                "stages_ms": summary({k: v for k, v in stages[name].items() if not k.startswith("cpu:")}),
+                "cpu_ms_per_turn": summary(cpu),  # from the question's first sound to the reply heard
+                "samples": samples[name],
+            }
+        with_paused = [n for n in rigs if rules[n].get("paused")]
+        for way, items in (paused_by_way or {}).items():
+            said: dict[str, list[dict]] = {n: [] for n in with_paused}
+            for i, (wav, head_words) in enumerate(items):
+                for name in rotated(with_paused, i):
+                    with unmuted(rigs[name]):
+                        said[name].append(paused_one(audio, rigs[name], wav, head_words))
+            for name in with_paused:
+                out[name].setdefault("paused", {})[way] = paused_summary(said[name])
         return out
     finally:
-        r.close()
+        for rig in rigs.values():
+            rig.close()
+
+
+@contextlib.contextmanager
+def unmuted(rig: Rig) -> Iterator[None]:
+    """`rig` hears the microphone inside the block, and is muted again after it."""
+    rig.a.set_muted(False)
+    try:
+        yield
+    finally:
+        rig.a.set_muted(True)
 
 
 def run(
@@ -266,22 +168,24 @@ def run(
     wavs = question_wavs(tmp, voice, n_questions)
     result: dict = {"questions": n_questions, "voice": voice, "rules": {}}
     pauses = paused_wavs(tmp, voice) if full else None
-    result["rules"]["today"] = hands_free_rule(audio, tmp, wavs, pauses, threads=threads)
+    rules: dict[str, dict] = {"today": {"threads": threads, "paused": True}}
+    if full:
+        rules["earlier"] = {"threads": threads, "paused": True, "turn_end": EARLIER, "turn_model": False}
+    if full and remote:
+        alone = dataclasses.replace(remote, words_model=None)
+        rules["remote"] = {"threads": threads, "paused": True, "remote": remote}
+        rules["remote_sound"] = {"threads": threads, "remote": alone}
+    result["rules"] = hands_free_rules(audio, tmp, wavs, pauses, rules)
     heard = result["rules"]["today"]["stages_ms"]["heard"]["p50"]
     result["voice_to_voice_p50_ms"] = heard
     if not full:
         return result
-    result["rules"]["earlier"] = hands_free_rule(
-        audio, tmp, wavs, pauses, threads=threads, turn_end=EARLIER, turn_model=False
-    )
     result["today_over_earlier_p50"] = round(
         heard / result["rules"]["earlier"]["stages_ms"]["heard"]["p50"], 2
     )
-    if remote:
-        alone = dataclasses.replace(remote, words_model=None)
-        for name, config, paused_too in (("remote", remote, pauses), ("remote_sound", alone, None)):
-            r = hands_free_rule(audio, tmp, wavs, paused_too, threads=threads, remote=config)
-            result["rules"][name] = r
+    for name in ("remote", "remote_sound"):
+        if name in result["rules"]:
+            r = result["rules"][name]
             result[f"{name}_over_local_p50"] = round(r["stages_ms"]["heard"]["p50"] / heard, 2)
     rig = Rig(tmp, hands_free=False, threads=threads)
     try:

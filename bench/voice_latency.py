@@ -16,8 +16,8 @@ from pathlib import Path
 import soundfile as sf
 
 from bench.common import emit, pct, speak_16k
-from bench.latency import hands_free
 from bench.latency_rig import Rig
+from bench.latency_trials import hands_free
 from bench.phrases import PHRASES
 from tests.support.pulse import VirtualAudio
 
