@@ -31,25 +31,26 @@ def test_a_quote_loop_is_decoded_again_and_the_words_are_kept(transcriber, caplo
         result = transcriber.transcribe(quote_loop_clip())
     assert not result.rejected, result.reason
     assert words(result.text) == words("Remind me to call my mother tomorrow.")
-    retried = [r.getMessage() for r in caplog.records if "decoding again" in r.getMessage()]
+    retried = [r.getMessage() for r in caplog.records if "decode went wrong" in r.getMessage()]
     assert len(retried) == 1 and '" " " "' in retried[0]  # the fixture still goes wrong first
 
 
 class _Failing:
-    """A labelled fake for one narrow check: whisper's first pass on the clip writes a quote-mark
-    loop whatever the setting; later passes are the real model's (the real first failure is
+    """A labelled fake for one narrow check: whisper's first passes on the clip write `text` (a
+    quote-mark loop) whatever the setting; later passes are the real model's (the real first failure is
     covered by the fixture test above)."""
 
-    def __init__(self, transcriber: Transcriber, fail_times: int) -> None:
+    def __init__(self, transcriber: Transcriber, fail_times: int, text: str = '" " " " " " " "') -> None:
         self.real = transcriber._run
         self.left = fail_times
+        self.text = text
         self.symbols: list[bool] = []
 
     def __call__(self, audio, audio_ctx, abort, found, symbols_off):
         self.symbols.append(symbols_off)
         if self.left:
             self.left -= 1
-            return '" " " " " " " "', 0.8, "en"
+            return self.text, 0.8, "en"
         return self.real(audio, audio_ctx, abort, found, symbols_off)
 
 
@@ -64,6 +65,20 @@ def test_the_second_decode_uses_the_other_symbols_setting(transcriber, said, mon
     result = transcriber.transcribe(said)
     assert fake.symbols == [transcriber.config.suppress_symbols, not transcriber.config.suppress_symbols]
     assert words(result.text) == words("Call my brother when I get home.")
+
+
+def test_a_looped_transcript_is_replaced_by_a_decode_without_the_loop(transcriber, said, monkeypatch) -> None:
+    fake = _Failing(transcriber, fail_times=1, text="Home, and, and, and, and, and,")
+    monkeypatch.setattr(transcriber, "_run", fake)
+    result = transcriber.transcribe(said)
+    assert len(fake.symbols) == 2 and words(result.text) == words("Call my brother when I get home.")
+
+
+def test_a_loop_found_again_keeps_the_first_decode(transcriber, said, monkeypatch) -> None:
+    fake = _Failing(transcriber, fail_times=2, text="Home, and, and, and, and, and,")
+    monkeypatch.setattr(transcriber, "_run", fake)
+    result = transcriber.transcribe(said)
+    assert len(fake.symbols) == 2 and not result.rejected and result.text == "Home, and"
 
 
 def test_a_decode_that_goes_wrong_twice_is_rejected_once(transcriber, said, monkeypatch) -> None:

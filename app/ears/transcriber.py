@@ -317,15 +317,15 @@ class Transcriber:
             symbols_off = self.config.suppress_symbols
             self._decode(result, audio, speech, audio_ctx, abort, language, symbols_off)
             looped, why = self._judge(result, stats)
-            wrong = why and went_wrong(result.raw_text, looped, result.text, stats.speech_ms)
+            wrong = went_wrong(result.raw_text, looped, result.text, stats.speech_ms)
             if wrong and not (abort and abort()):
                 # whisper's own temperature fallback never sees these: its entropy test needs
                 # more than 32 tokens and the clip's token budget is smaller
-                log.info("whisper's decode went wrong (%s: %r); decoding again", why, result.raw_text)
+                log.info("whisper's decode went wrong (%s: %r); again", why or "a loop", result.raw_text)
                 again = dataclasses.replace(result)
                 self._decode(again, audio, speech, audio_ctx, abort, language, not symbols_off)
-                _, why_again = self._judge(again, stats)
-                if not why_again:
+                looped_again, why_again = self._judge(again, stats)
+                if not why_again and (why or not looped_again):  # heard, or heard without a loop
                     result, why = again, None
         if why:
             return self._reject(result, why, t0)
