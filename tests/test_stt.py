@@ -17,7 +17,8 @@ import soundfile as sf
 import soxr
 from scipy.signal import lfilter
 
-from app.ears.transcriber import SttConfig, auto_audio_ctx, clean_text, names_prompt, split_at_pauses
+from app.ears.transcriber import SttConfig, auto_audio_ctx, names_prompt, split_at_pauses
+from app.ears.transcript_text import clean_text
 from app.ears.vad import RATE, Segmenter, VadConfig, squeeze_pauses
 from tests.conftest import espeak, load16k, words
 

@@ -38,8 +38,10 @@ import numpy as np
 
 from app.catalog.catalog import check_file
 from app.catalog.languages import AUTO, english_only, setting_language
-from app.ears.hallucinations import MIN_WORD_MS, invented, overlong, unloop
-from app.ears.vad import SpeechStats, VadConfig, speech_frames, squeeze_pauses, stats_from
+from app.ears.hallucinations import MIN_WORD_MS, invented, syllables, unloop
+from app.ears.second_pass import MORE_SYLLABLES, dropped_words, longest_pause, went_wrong
+from app.ears.transcript_text import clean_text, collapse_repeats
+from app.ears.vad import FRAME, SpeechStats, VadConfig, speech_frames, squeeze_pauses, stats_from
 from app.system.cpu import FreeCores, threads_for
 from app.system.logs import NATIVE_LOAD
 
@@ -47,8 +49,6 @@ log = logging.getLogger(__name__)
 RATE = 16000
 WINDOW_S = 30.0  # whisper's own window: no piece may be longer
 FULL_AUDIO_CTX = 1500
-ANNOTATION = re.compile(r"\[[^\]]*\]|\([^)]*\)|\*[^*]*\*|♪+")
-QUOTES = '"“”«»„'
 
 
 def names_prompt(bot: str) -> str:
@@ -132,40 +132,6 @@ def split_at_pauses(audio: np.ndarray, max_s: float) -> list[tuple[int, int]]:
         start = cut
     out.append((start, len(audio)))
     return out
-
-
-def clean_text(text: str) -> str:
-    """Remove annotations, the quote marks whisper may wrap a whole transcript in, and extra
-    whitespace; keeps every script (no ASCII-only regex)."""
-    text = ANNOTATION.sub(" ", text)
-    text = text.replace(">>", " ")
-    text = re.sub(r"\s+", " ", text).strip(" -")
-    inner = text[1:-1]
-    if len(text) > 1 and text[0] in QUOTES and text[-1] in QUOTES and not set(inner) & set(QUOTES):
-        text = text[1:-1].strip(" -")
-    return text
-
-
-def went_wrong(raw_text: str, looped: bool, text: str, speech_ms: int) -> bool:
-    """whisper's decode failed, rather than the audio holding no words: it wrote symbols and no
-    word (a loop of quote marks: `" " " "`), looped, or wrote more than the speech can hold.
-    `text` is what cleaning and `unloop` kept of `raw_text`. Decoding again differently can
-    recover the words (the same audio decoded again the same way fails the same way)."""
-    symbols_only = bool(ANNOTATION.sub(" ", raw_text).strip()) and not re.search(r"\w", raw_text)
-    return symbols_only or looped or overlong(text, speech_ms)
-
-
-def collapse_repeats(text: str, duration_s: float) -> str:
-    """Drop immediate repetitions of a sentence when the text is longer than the audio could
-    hold (whisper's decoding loops); genuinely repeated sentences in long audio are kept."""
-    if len(text.split()) <= 4 * duration_s + 3:
-        return text
-    sentences = re.split(r"(?<=[.!?])\s+", text)
-    out: list[str] = []
-    for sent in sentences:
-        if not out or sent.strip().lower() != out[-1].strip().lower():
-            out.append(sent)
-    return " ".join(out)
 
 
 class Transcriber:
@@ -327,6 +293,8 @@ class Transcriber:
                 looped_again, why_again = self._judge(again, stats)
                 if not why_again and (why or not looped_again):  # heard, or heard without a loop
                     result, why = again, None
+            if not why and dropped_words(result.text, stats.speech_ms) and not (abort and abort()):
+                result = self._cut_at_pause(result, audio, speech, audio_ctx, abort, language)
         if why:
             return self._reject(result, why, t0)
         result.transcribe_s = time.perf_counter() - t0
@@ -366,6 +334,40 @@ class Transcriber:
         result.language = max(set(languages), key=languages.count) if languages else ""
         result.raw_text = " ".join(texts).strip()
         result.prob = float(np.mean(probs)) if probs else 0.0
+
+    def _cut_at_pause(
+        self,
+        result: Transcript,
+        audio: np.ndarray,
+        speech: np.ndarray,
+        audio_ctx: int | None,
+        abort: Callable[[], bool] | None,
+        language: str | None,
+    ) -> Transcript:
+        """`result`, or the two sides of the utterance's longest pause decoded apart and joined
+        when that holds `MORE_SYLLABLES` times its syllables (whisper left the words before the
+        pause out). The caller holds the lock."""
+        pause = longest_pause(speech)
+        if pause is None:
+            return result
+        at = (pause[0] + pause[1]) // 2
+        sides = []
+        for piece, frames in ((audio[: at * FRAME], speech[:at]), (audio[at * FRAME :], speech[at:])):
+            side = dataclasses.replace(result)
+            self._decode(side, piece, frames, audio_ctx, abort, language, self.config.suppress_symbols)
+            if self._judge(side, stats_from(piece, frames))[1]:
+                return result  # a side without words: the pause held none of the lost ones
+            sides.append(side)
+        joined = f"{sides[0].text} {sides[1].text}"
+        if (syllables(joined) or 0) < MORE_SYLLABLES * (syllables(result.text) or 0):
+            return result
+        log.info("whisper left words out (%r); heard apart: %r", result.text, joined)
+        return dataclasses.replace(
+            result,
+            text=joined,
+            raw_text=f"{sides[0].raw_text} {sides[1].raw_text}",
+            prob=(sides[0].prob + sides[1].prob) / 2,
+        )
 
     def _judge(self, result: Transcript, stats: SpeechStats) -> tuple[bool, str | None]:
         """Set `result.text` from its raw text; (whisper looped, why the text is rejected or None)."""
