@@ -134,6 +134,18 @@ def split_at_pauses(audio: np.ndarray, max_s: float) -> list[tuple[int, int]]:
     return out
 
 
+@dataclass(frozen=True)
+class _Call:
+    """One `transcribe` call's settings, shared by its decodes (see `transcribe`)."""
+
+    audio_ctx: int | None
+    abort: Callable[[], bool] | None
+    language: str | None
+
+    def aborted(self) -> bool:
+        return bool(self.abort and self.abort())
+
+
 class Transcriber:
     """A loaded whisper model. See the module docstring for the contract."""
 
@@ -279,36 +291,30 @@ class Transcriber:
             return self._reject(result, "no speech detected", t0)
         if self.config.gate and stats.speech_ms < MIN_WORD_MS:
             return self._reject(result, "shorter than a word", t0)
+        call = _Call(audio_ctx, abort, language)
         with self._lock:
             symbols_off = self.config.suppress_symbols
-            self._decode(result, audio, speech, audio_ctx, abort, language, symbols_off)
+            self._decode(result, audio, speech, call, symbols_off)
             looped, why = self._judge(result, stats)
             wrong = went_wrong(result.raw_text, looped, result.text, stats.speech_ms)
-            if wrong and not (abort and abort()):
+            if wrong and not call.aborted():
                 # whisper's own temperature fallback never sees these: its entropy test needs
                 # more than 32 tokens and the clip's token budget is smaller
                 log.info("whisper's decode went wrong (%s: %r); again", why or "a loop", result.raw_text)
                 again = dataclasses.replace(result)
-                self._decode(again, audio, speech, audio_ctx, abort, language, not symbols_off)
+                self._decode(again, audio, speech, call, not symbols_off)
                 looped_again, why_again = self._judge(again, stats)
                 if not why_again and (why or not looped_again):  # heard, or heard without a loop
                     result, why = again, None
-            if not why and dropped_words(result.text, stats.speech_ms) and not (abort and abort()):
-                result = self._cut_at_pause(result, audio, speech, audio_ctx, abort, language)
+            if not why and dropped_words(result.text, stats.speech_ms) and not call.aborted():
+                result = self._cut_at_pause(result, audio, speech, call)
         if why:
             return self._reject(result, why, t0)
         result.transcribe_s = time.perf_counter() - t0
         return result
 
     def _decode(
-        self,
-        result: Transcript,
-        audio: np.ndarray,
-        speech: np.ndarray,
-        audio_ctx: int | None,
-        abort: Callable[[], bool] | None,
-        language: str | None,
-        symbols_off: bool,
+        self, result: Transcript, audio: np.ndarray, speech: np.ndarray, call: _Call, symbols_off: bool
     ) -> None:
         """Fill `result`'s raw text, probability, language and context from whisper's passes over
         `audio` cut into pieces (the caller holds the lock)."""
@@ -321,12 +327,12 @@ class Transcriber:
                 continue  # a silent stretch of a long recording
             if self.config.max_pause_ms:  # a long pause reads as the end to whisper tiny
                 chunk = squeeze_pauses(chunk, self.config.max_pause_ms, self.vad, speech=frames)
-            ctx = audio_ctx if audio_ctx is not None else self.config.audio_ctx
+            ctx = call.audio_ctx if call.audio_ctx is not None else self.config.audio_ctx
             ctx = ctx or auto_audio_ctx(len(chunk))
             # whisper needs at least 1 s of input; pad short clips with silence
             if len(chunk) < RATE:
                 chunk = np.pad(chunk, (0, RATE - len(chunk)))
-            text, prob, heard_in = self._run(chunk, ctx, abort, language, symbols_off)
+            text, prob, heard_in = self._run(chunk, ctx, call.abort, call.language, symbols_off)
             result.audio_ctx = max(result.audio_ctx, ctx)
             texts.append(text)
             probs.append(prob)
@@ -336,13 +342,7 @@ class Transcriber:
         result.prob = float(np.mean(probs)) if probs else 0.0
 
     def _cut_at_pause(
-        self,
-        result: Transcript,
-        audio: np.ndarray,
-        speech: np.ndarray,
-        audio_ctx: int | None,
-        abort: Callable[[], bool] | None,
-        language: str | None,
+        self, result: Transcript, audio: np.ndarray, speech: np.ndarray, call: _Call
     ) -> Transcript:
         """`result`, or the two sides of the utterance's longest pause decoded apart and joined
         when that holds `MORE_SYLLABLES` times its syllables (whisper left the words before the
@@ -354,7 +354,7 @@ class Transcriber:
         sides = []
         for piece, frames in ((audio[: at * FRAME], speech[:at]), (audio[at * FRAME :], speech[at:])):
             side = dataclasses.replace(result)
-            self._decode(side, piece, frames, audio_ctx, abort, language, self.config.suppress_symbols)
+            self._decode(side, piece, frames, call, self.config.suppress_symbols)
             if self._judge(side, stats_from(piece, frames))[1]:
                 return result  # a side without words: the pause held none of the lost ones
             sides.append(side)
