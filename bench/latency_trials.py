@@ -5,6 +5,7 @@ its turn is heard (or times out) and leaves the rig quiet, on a fresh conversati
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -63,6 +64,12 @@ def hands_free(audio: VirtualAudio, rig: Rig, wavs: list[Path]) -> tuple[dict[st
     return stages, samples
 
 
+def n_words(text: str) -> int:
+    """Words in a transcript; whisper's hyphenated mishearings count each part ("What is the
+    cup-it-look, friends?" for "What is the capital of France?" holds the whole question)."""
+    return len(re.findall(r"\w+(?:'\w+)?", text))
+
+
 def paused_one(audio: VirtualAudio, rig: Rig, wav: Path, head_words: int) -> dict:
     """One utterance with a pause mid-sentence. `premature`: the turn ended at the pause (a turn
     was made of the head alone: it had no more words than the head, or a second turn
@@ -74,7 +81,7 @@ def paused_one(audio: VirtualAudio, rig: Rig, wav: Path, head_words: int) -> dic
     turn, seen = rig.wait_turn(t0)
     seen += rig.drain(2.0)  # a turn ended at the pause shows a second turn (or a take-back)
     users = [e.data["text"] for e in seen if e.kind == "user"]
-    early = len(users) != 1 or len(users[0].split()) <= head_words
+    early = len(users) != 1 or n_words(users[0]) <= head_words
     kept: list[str] = []
     spoke = voice_early = False
     for e in seen:
@@ -85,7 +92,7 @@ def paused_one(audio: VirtualAudio, rig: Rig, wav: Path, head_words: int) -> dic
             voice_early |= spoke
         elif e.kind == "sentence" and e.data["event"] == "sentence_started":
             spoke = True
-    two = len(kept) != 1 or len(kept[0].split()) <= head_words
+    two = len(kept) != 1 or n_words(kept[0]) <= head_words
     rig.quiet_down()
     end_of_turn = (turn or {}).get("end_of_turn")
     return {
