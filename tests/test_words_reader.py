@@ -7,11 +7,18 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import llama_cpp
 import pytest
 
 from app.brain.persona import PINNED_TIME, Persona
 from app.brain.records import BrainError, Message
-from app.brain.words_reader import WordsReader, last_exchange, open_reader, read_while_sending
+from app.brain.words_reader import (
+    WordsReader,
+    last_exchange,
+    on_this_machine,
+    open_reader,
+    read_while_sending,
+)
 from bench.turn_rules import Gate as ReadingGate  # reads the words' P, then withdraws the turn
 from tests.support.conversations import make as make_conversation
 
@@ -135,3 +142,29 @@ def test_the_last_exchange_is_evaluated_before_the_next_pause(reader: WordsReade
     assert reader.n_past > reader.ledger.n_keep + len(reader._user_head)
     reader.probability("What is the capital of", EXCHANGE)
     assert (reader.llama.input_ids[: len(prepared)] == prepared).all() and reader.n_past > len(prepared)
+
+
+def test_a_server_here_is_left_a_core(reader: WordsReader, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Beside a server computing on the same cores the reader evaluates with one thread fewer
+    (a ggml thread sharing a busy core holds the other up); beside one elsewhere with all."""
+    monkeypatch.setattr(reader, "threads", 2)  # as on a 2-core machine, whatever this one has
+    for here, threads in ((True, 1), (False, 2), (True, 1)):
+        read_while_sending(reader, TellingGate(), f"Tell me about {threads}", [], lambda: None, here)
+        assert llama_cpp.llama_n_threads(reader.llama.ctx) == threads, here
+
+
+@pytest.mark.parametrize(
+    ("url", "here"),
+    [
+        ("http://127.0.0.1:8080/v1", True),
+        ("http://localhost:11434/v1", True),
+        ("http://[::1]:8000/v1", True),
+        ("http://127.1.2.3/v1", True),
+        ("http://192.168.1.20:8080/v1", False),
+        ("https://gpu-box.lan/v1", False),
+        ("http://[fe80::1]:8080/v1", False),
+        ("not a url", False),
+    ],
+)
+def test_which_servers_are_on_this_machine(url: str, here: bool) -> None:
+    assert on_this_machine(url) is here

@@ -61,7 +61,7 @@ from app.brain.session_files import REMOTE
 from app.brain.shared_memory import SharedMemory, join, learn_from, remembered
 from app.brain.turn_language import read_as
 from app.brain.user_turn import TurnGate
-from app.brain.words_reader import last_exchange, open_reader, read_while_sending
+from app.brain.words_reader import last_exchange, on_this_machine, open_reader, read_while_sending
 
 log = logging.getLogger(__name__)
 TURN_OVERHEAD = 8  # template tokens around one message (role markers, end of turn)
@@ -203,7 +203,9 @@ class RemoteConversation:
         stats = TurnStats(turn=self.turn_count + 1, n_ctx=self.n_ctx)
         shifts0, discarded0 = self.shifts, self.discarded
         said, text = text, read_as(text, language, self.persona)  # the user's words; as sent
-        response = read_while_sending(self.words, gate, text, self.history, lambda: self._open(text))
+        response = read_while_sending(
+            self.words, gate, text, self.history, lambda: self._open(text), on_this_machine(self.url)
+        )
         older = sum(ex.tokens for ex in self.kept)  # after any trimming
         stats.t_prompt_ms = (time.perf_counter() - t0) * 1000
 
@@ -239,10 +241,10 @@ class RemoteConversation:
             if turn.settle():
                 stats.shifts, stats.discarded = self.shifts - shifts0, self.discarded - discarded0
                 self._record(text, pieces, read, stats, older)
-            else:
+                if self.words is not None:  # the next turn's pauses read only their words
+                    self.words.prepare(last_exchange(self.history))
+            else:  # the reader's cache already holds what the next pause builds on
                 log.info("turn withdrawn after %d speculative pieces (request closed)", len(pieces))
-            if self.words is not None:  # the next turn's pauses read only their words
-                self.words.prepare(last_exchange(self.history))
         if failure is not None and turn.decided:
             raise failure
 

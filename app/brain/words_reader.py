@@ -12,18 +12,26 @@ only where the words are unsure. The reply still comes from the server.
 Each pause evaluates only what differs from the previous one's tokens: the words, ~10-25
 tokens (the last exchange is evaluated in idle time after the reply: `prepare`).
 `read_while_sending` reads them while a server request goes out on a helper thread (servers
-answer a streamed request once its first token is ready).
+answer a streamed request once its first token is ready). A server on this very machine
+(`on_this_machine`: a loopback address, as Ollama or llama-server beside the app) evaluates the
+same words meanwhile, so the reader then computes with one thread fewer (system/cpu.core_taken):
+beside llama-server on 2 cores, with both threads 3 of 12 utterances' words took 137-292 ms to
+read (a ggml thread sharing a busy core holds the other up), with one 22-50 ms (otherwise
+20-30 ms with two).
 Threads: a reader is owned by the brain's thread; every call blocks on llama.cpp. `close`
 frees the model.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import logging
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import TypeVar
+from urllib.parse import urlsplit
 
 import llama_cpp
 
@@ -31,6 +39,7 @@ from app.brain.kv_context import KvContext
 from app.brain.persona import Persona
 from app.brain.records import LlmConfig, Message
 from app.brain.user_turn import TurnGate, build_user_turn
+from app.system.cpu import core_taken
 from app.system.thread_names import named_thread
 
 log = logging.getLogger(__name__)
@@ -110,10 +119,12 @@ def read_while_sending(
     text: str,
     history: list[Message],
     send: Callable[[], T],
+    server_here: bool = False,
 ) -> T:
     """`send()`'s result (or its exception): a server request, made on a helper thread while
     `reader` reads `text` (after `history`'s last exchange) for a tentative turn's `gate` on this
-    one. Without a reader the gate is told None (no words' P) before the request."""
+    one. Without a reader the gate is told None (no words' P) before the request. `server_here`:
+    the server computes on this machine (the reader leaves it a core)."""
     if gate is None or reader is None:
         if gate is not None:
             gate.evaluated(None)
@@ -128,12 +139,24 @@ def read_while_sending(
 
     named_thread(run, "server-request").start()
     try:
-        p = reader.probability(text, last_exchange(history))
+        with core_taken() if server_here else contextlib.nullcontext():
+            p = reader.probability(text, last_exchange(history))
     except Exception:  # llama.cpp failing on one pause must not cost the turn: the sound decides
         log.exception("the words reader failed on a pause")
         p = None
     gate.evaluated(p)
     return sent.result()
+
+
+def on_this_machine(url: str) -> bool:
+    """Whether a server `url` names this machine (localhost or a loopback address)."""
+    host = urlsplit(url).hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name: another machine as far as we can tell without asking DNS
+        return False
 
 
 def open_reader(model: Path | None, persona: Persona) -> tuple[WordsReader | None, str]:

@@ -11,8 +11,9 @@ this process's own work, and returns the cores left free (at least 1). A stage c
 each piece of work (a turn, a transcription) and hands the number to its library. An explicit
 thread count from the user is a hard choice and bypasses it (`threads_for`).
 
-This process's own side work counts too: while the audio turn model scores a pause
-(`core_taken`, ~50 ms on one onnxruntime thread) the language model computes with one thread
+Work known to run beside a stage counts too: while the audio turn model scores a pause
+(`core_taken`, ~50 ms on one onnxruntime thread), or a server on this machine evaluates the turn
+the words reader reads (brain/words_reader.py), the language model computes with one thread
 fewer (`cores_taken`). Measured here beside the turn model: with 2 llama threads the model took
 ~127 ms (p50 of 5) and tokens 10-21 ms; with 1, ~62 ms and 12-15 ms.
 
