@@ -51,9 +51,9 @@ import soundfile as sf
 
 from app.brain.records import RemoteConfig
 from app.loop.turn_end import TurnEndConfig
-from bench.common import emit, pct
+from bench.common import before_pause, emit, pct
 from bench.latency_rig import Rig
-from bench.latency_trials import STAGES, ask, paused_one, paused_summary, push_to_talk, sequential
+from bench.latency_trials import STAGES, PausedClip, ask, paused_one, paused_summary, push_to_talk, sequential
 from bench.phrases import PAUSED, PHRASES
 from bench.voices import MBROLA_EN, PIPER, available, said_apart, said_through, speak
 from tests.support.pulse import VirtualAudio
@@ -78,17 +78,19 @@ def question_wavs(tmp: Path, voice: str, n: int) -> list[Path]:
     return out
 
 
-def paused_wavs(tmp: Path, voice: str) -> dict[str, list[tuple[Path, int]]]:
-    """PAUSED utterances with 500, 600, 700, 800 ms of silence between head and tail, with the
-    head's word count, said `through` and `apart` (bench/voices.py) by `voice`."""
-    out: dict[str, list[tuple[Path, int]]] = {"through": [], "apart": []}
+def paused_wavs(tmp: Path, voice: str) -> dict[str, list[PausedClip]]:
+    """PAUSED utterances with 500, 600, 700, 800 ms of silence between head and tail, said
+    `through` and `apart` (bench/voices.py) by `voice`."""
+    out: dict[str, list[PausedClip]] = {"through": [], "apart": []}
     name = voice.replace(":", "_")
     for i, (head, tail) in enumerate(PAUSED):
         pause_s = 0.5 + 0.1 * (i % 4)
         for way, say in (("through", said_through), ("apart", said_apart)):
             wav = tmp / f"paused{i}-{way}-{name}.wav"
-            sf.write(wav, say(head, tail, pause_s, voice), 16000)
-            out[way].append((wav, len(head.split())))
+            x = say(head, tail, pause_s, voice)
+            sf.write(wav, x, 16000)
+            head_end_s = len(before_pause(x, pause_s, keep_s=0.0)) / 16000
+            out[way].append(PausedClip(wav, len(head.split()), head_end_s + pause_s / 2))
     return out
 
 
@@ -129,10 +131,10 @@ def hands_free_rules(
         with_paused = [n for n in rigs if rules[n].get("paused")]
         for way, items in (paused_by_way or {}).items():
             said: dict[str, list[dict]] = {n: [] for n in with_paused}
-            for i, (wav, head_words) in enumerate(items):
+            for i, clip in enumerate(items):
                 for name in rotated(with_paused, i):
                     with unmuted(rigs[name]):
-                        said[name].append(paused_one(audio, rigs[name], wav, head_words))
+                        said[name].append(paused_one(audio, rigs[name], clip))
             for name in with_paused:
                 out[name].setdefault("paused", {})[way] = paused_summary(said[name])
         return out

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -70,18 +71,28 @@ def n_words(text: str) -> int:
     return len(re.findall(r"\w+(?:'\w+)?", text))
 
 
-def paused_one(audio: VirtualAudio, rig: Rig, wav: Path, head_words: int) -> dict:
+@dataclass(frozen=True)
+class PausedClip:
+    """An utterance with a pause mid-sentence, as a file for the virtual microphone."""
+
+    wav: Path
+    head_words: int  # words before the pause
+    mid_pause_s: float  # the middle of the pause, from the file's start
+
+
+def paused_one(audio: VirtualAudio, rig: Rig, clip: PausedClip) -> dict:
     """One utterance with a pause mid-sentence. `premature`: the turn ended at the pause (a turn
-    was made of the head alone: it had no more words than the head, or a second turn
+    was made of the head alone: it was heard before the middle of the pause, or a second turn
     followed). `split`: what stays in the conversation is not one turn with the tail (speech
     soon after a turn's end continues it: continuation.py takes the head's turn back).
     `voice_early`: the assistant's voice started on the head before it was taken back."""
     t0 = time.perf_counter()
-    audio.play_into_mic(wav).wait(30)
+    audio.play_into_mic(clip.wav).wait(30)
     turn, seen = rig.wait_turn(t0)
     seen += rig.drain(2.0)  # a turn ended at the pause shows a second turn (or a take-back)
+    turns = [e.data for e in seen if e.kind == "turn"]
     users = [e.data["text"] for e in seen if e.kind == "user"]
-    early = len(users) != 1 or n_words(users[0]) <= head_words
+    early = len(users) != 1 or not holds_tail(users[0], turns, t0, clip)
     kept: list[str] = []
     spoke = voice_early = False
     for e in seen:
@@ -92,7 +103,7 @@ def paused_one(audio: VirtualAudio, rig: Rig, wav: Path, head_words: int) -> dic
             voice_early |= spoke
         elif e.kind == "sentence" and e.data["event"] == "sentence_started":
             spoke = True
-    two = len(kept) != 1 or n_words(kept[0]) <= head_words
+    two = len(kept) != 1 or not holds_tail(kept[0], turns, t0, clip)
     rig.quiet_down()
     end_of_turn = (turn or {}).get("end_of_turn")
     return {
@@ -103,6 +114,17 @@ def paused_one(audio: VirtualAudio, rig: Rig, wav: Path, head_words: int) -> dic
         "end_of_turn": end_of_turn,
         "voice_early": voice_early,
     }
+
+
+def holds_tail(text: str, turns: list[dict], t0: float, clip: PausedClip) -> bool:
+    """Whether the turn of `text` was made after the tail began: its speech ended after the
+    middle of the pause (whisper may merge the tail's words: "What is the capitol friends?" for
+    "What is the capital of" ... "France?"); by its word count when its turn's report has not
+    come yet."""
+    made = next((t for t in turns if t["user"] == text), None)
+    if made is not None:
+        return made["t_speech_end"] - t0 > clip.mid_pause_s
+    return n_words(text) > clip.head_words
 
 
 def paused_summary(samples: list[dict]) -> dict:
