@@ -4,6 +4,7 @@ Real model (the embedded default)."""
 
 from __future__ import annotations
 
+import socket
 import threading
 from pathlib import Path
 
@@ -168,3 +169,7 @@ def test_a_server_here_is_left_a_core(reader: WordsReader, monkeypatch: pytest.M
 )
 def test_which_servers_are_on_this_machine(url: str, here: bool) -> None:
     assert on_this_machine(url) is here
+
+
+def test_this_machines_own_name_is_here() -> None:
+    assert on_this_machine(f"http://{socket.gethostname()}:8080/v1")

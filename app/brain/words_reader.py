@@ -16,8 +16,8 @@ answer a streamed request once its first token is ready). A server on this very 
 (`on_this_machine`: a loopback address, as Ollama or llama-server beside the app) evaluates the
 same words meanwhile, so the reader then computes with one thread fewer (system/cpu.core_taken):
 beside llama-server on 2 cores, with both threads 3 of 12 utterances' words took 137-292 ms to
-read (a ggml thread sharing a busy core holds the other up), with one 22-50 ms (otherwise
-20-30 ms with two).
+read (a ggml thread sharing a busy core holds the other up), with one 9-78 ms (20-30 ms with two
+on an idle machine).
 Threads: a reader is owned by the brain's thread; every call blocks on llama.cpp. `close`
 frees the model.
 """
@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import logging
+import socket
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
@@ -149,9 +150,10 @@ def read_while_sending(
 
 
 def on_this_machine(url: str) -> bool:
-    """Whether a server `url` names this machine (localhost or a loopback address)."""
+    """Whether a server `url` names this machine (localhost, a loopback address or this
+    machine's own name)."""
     host = urlsplit(url).hostname or ""
-    if host == "localhost" or host.endswith(".localhost"):
+    if host in ("localhost", socket.gethostname().lower()) or host.endswith(".localhost"):
         return True
     try:
         return ipaddress.ip_address(host).is_loopback
