@@ -12,8 +12,8 @@ sound), in one run, same models:
 - hands-free, utterances with a 500-800 ms pause mid-sentence ("What is the capital of ...
   France?"), both rules, said two ways (`through`: one sentence, the voice up at the pause;
   `apart`: the head said alone, ending like a finished sentence): how often the turn ended at the
-  pause (premature), and how often the conversation is left with it in two turns (split: speech
-  soon after a turn's end continues it, continuation.py);
+  pause (premature: a turn was made before the pause's middle), and how often the conversation is
+  left with it in two turns (split: speech soon after a turn's end continues it, continuation.py);
 - (c) a remote brain (llama.cpp's own `llama-server` as users run it, or llama-cpp-python's
   server where it is not built; the same model, over HTTP; the result names it) with today's rule,
   the words read by the local default model as the app does (brain/words_reader.py), complete
