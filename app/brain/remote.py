@@ -82,6 +82,7 @@ class RemoteConversation:
         self.persona = persona or Persona()
         self.words, self.words_problem = open_reader(words, self.persona)
         self.reads_end_of_turn = self.words is not None  # a tentative turn's gate gets the words' P
+        self.server_here = on_this_machine(config.url)  # the reader then leaves the server a core
         self.url = config.url.rstrip("/")
         self.client = openai.OpenAI(
             base_url=self.url,
@@ -204,7 +205,7 @@ class RemoteConversation:
         shifts0, discarded0 = self.shifts, self.discarded
         said, text = text, read_as(text, language, self.persona)  # the user's words; as sent
         response = read_while_sending(
-            self.words, gate, text, self.history, lambda: self._open(text), on_this_machine(self.url)
+            self.words, gate, text, self.history, lambda: self._open(text), self.server_here
         )
         older = sum(ex.tokens for ex in self.kept)  # after any trimming
         stats.t_prompt_ms = (time.perf_counter() - t0) * 1000

@@ -15,8 +15,8 @@ tokens (the last exchange is evaluated in idle time after the reply: `prepare`).
 answer a streamed request once its first token is ready). A server on this very machine
 (`on_this_machine`: a loopback address, as Ollama or llama-server beside the app) evaluates the
 same words meanwhile, so the reader then computes with one thread fewer (system/cpu.core_taken):
-beside llama-server on 2 cores, with both threads 3 of 12 utterances' words took 137-292 ms to
-read (a ggml thread sharing a busy core holds the other up), with one 9-78 ms (20-30 ms with two
+beside llama-server on 2 cores, with both threads at least 3 reads in 12 utterances took
+138-292 ms (a ggml thread sharing a busy core holds the other up), with one 9-78 ms (20-30 ms with two
 on an idle machine).
 Threads: a reader is owned by the brain's thread; every call blocks on llama.cpp. `close`
 frees the model.
