@@ -65,7 +65,7 @@ def summary(d: dict[str, list[float]]) -> dict:
 
 # the rule before the turn model joined (words alone, 0.001-0.2 over 1.2-0.2 s; its pitch hold,
 # which only made complete questions wait, left out): today's rule is compared with it
-EARLIER = TurnEndConfig(combine="words", trailing_at=0.001, long_ms=1200)
+EARLIER = TurnEndConfig(combine="words", trailing_at=0.001, finished_at=0.2, long_ms=1200)
 FAMILIES = {"espeak": "en-us", "mbrola": MBROLA_EN, "natural": PIPER}
 
 

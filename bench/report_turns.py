@@ -278,9 +278,13 @@ def paused_rows(family: str, rules: dict) -> list[Row]:
 
 def turn_rules_rows(r: dict) -> list[Row]:
     """How each turn-end rule decides on the same clips (bench/turn_rules.py), per voice family:
-    the default rule (a local brain, or a server with the local words reader) and a server's
-    without the reader, against the rules without the turn model."""
-    shown = ("words, earlier scale (no turn model)", "words (no turn model)", "both (default)", "audio")
+    the default rule (a local brain, or a server with the local words reader), the same with the
+    words' top at 0.2 (what the default 0.15 trades against) and a server's without the
+    reader, against the rules without the turn model."""
+    shown = (
+        "words, earlier scale (no turn model)", "words (no turn model)", "both (default)",
+        "both, the words finished from P 0.2", "audio",
+    )  # fmt: skip
     servers = ("server: fixed (no turn model)", "server, no words reader: the sound + pitch")
     out: list[Row] = []
     for name in (*shown, *servers):

@@ -147,11 +147,14 @@ def measure(voices: list[str]) -> tuple[list[dict], float]:
 # name -> (TurnEndConfig changes, the brain reads the words' P). The pitch hold applies only
 # where the words are not read (a server without the local words reader, brain/words_reader.py;
 # with it a server's turns are decided as "both (default)": the reader's P is the local brain's).
-EARLIER_WORDS = {"combine": "words", "trailing_at": 0.001, "long_ms": 1200}  # the rule before the model
+# the rule before the model: words alone, 0.001-0.2 over 1.2 s
+EARLIER_WORDS = {"combine": "words", "trailing_at": 0.001, "finished_at": 0.2, "long_ms": 1200}
 RULES: dict[str, tuple[dict, bool]] = {
     "words, earlier scale (no turn model)": (EARLIER_WORDS, True),
     "words (no turn model)": ({"combine": "words"}, True),
     "both (default)": ({}, True),
+    "both, the words finished from P 0.2": ({"finished_at": 0.2}, True),
+    "both, the words finished from P 0.13": ({"finished_at": 0.13}, True),
     "both, the sound asked up to P 0.5": ({"words_sure_at": 0.5}, True),
     "both, the sound asked at any P": ({"words_sure_at": 1.01}, True),
     "both, the sound on its own scale": (

@@ -23,12 +23,14 @@ the words alone.
 
 With "both" the sound is asked only where it can change the answer and the words are unsure
 (`sound_counts`): not for words that trail off (P <= `trailing_at`: the long silence whatever
-the sound), nor from `words_sure_at` (= `finished_at`, 0.2) up, where the words end the turn
-after the short silence. Below it the words already wait longer than that, and the sound's
-answer (~50-130 ms after the words' P) mostly comes within that wait instead of after it. On the
-clips of bench/turn_rules (6 voices, 139 paused heads) asking it up to P 0.5 changed no paused
-utterance's outcome and made 2-6 of 12 complete questions per voice wait for it; on two cores it
-slows whisper or the prompt beside it by its own ~50 ms, so it is never asked beside them.
+the sound), nor from `words_sure_at` (0.12) up. Below it the words wait at least ~460 ms, so the
+sound's answer (~50-130 ms after the words' P) and the reply's speculative generation, one
+thread slower while it scores, fit within the wait. Above it they do not: asked up to the
+words' top (0.15), it delayed "How do I make a cup of tea?" (P 0.146, a 235 ms wait) by ~65 ms
+in every voice family (bench/latency). On the clips of bench/turn_rules (6 voices, 144 paused
+heads) asking it up to P 0.5 changed no paused utterance's outcome and made complete questions
+wait for it; on two cores it slows whisper or the prompt beside it by its own ~50 ms, so it is
+never asked beside them.
 
 The voice (ears/prosody.py) counts only when the words are not read (that server): words
 whose last voiced frames stay `hold_at` times above the pitch where the speaker's statements end
@@ -61,9 +63,9 @@ class TurnEndConfig:
     short_ms: int = 200
     long_ms: int = 1500
     undecided_ms: int = 800
-    finished_at: float = 0.2
+    finished_at: float = 0.15
     trailing_at: float = 0.05
-    words_sure_at: float = 0.2  # "both": words this likely finished end the turn without the sound
+    words_sure_at: float = 0.12  # "both": from here the words decide without the sound
     hold_at: float = 1.12  # without the words' P: a voice ending this much above its floor holds (0: off)
     continue_ms: int = 1500  # speech this soon after a turn ended continues it (0: never)
     combine: str = "both"  # how the audio turn model's P joins the words' (COMBINES)
