@@ -55,6 +55,7 @@ from bench.common import before_pause, emit, pct
 from bench.latency_rig import Rig
 from bench.latency_trials import STAGES, PausedClip, ask, paused_one, paused_summary, push_to_talk, sequential
 from bench.phrases import PAUSED, PHRASES
+from bench.turn_rules import EARLIER_WORDS
 from bench.voices import MBROLA_EN, PIPER, available, said_apart, said_through, speak
 from tests.support.pulse import VirtualAudio
 
@@ -63,9 +64,9 @@ def summary(d: dict[str, list[float]]) -> dict:
     return {k: {"p50": round(pct(v, 50)), "p90": round(pct(v, 90)), "n": len(v)} for k, v in d.items() if v}
 
 
-# the rule before the turn model joined (words alone, 0.001-0.2 over 1.2-0.2 s; its pitch hold,
-# which only made complete questions wait, left out): today's rule is compared with it
-EARLIER = TurnEndConfig(combine="words", trailing_at=0.001, finished_at=0.2, long_ms=1200)
+# the rule before the turn model joined (its pitch hold, which only made complete questions
+# wait, left out): today's rule is compared with it
+EARLIER = TurnEndConfig(**EARLIER_WORDS)
 FAMILIES = {"espeak": "en-us", "mbrola": MBROLA_EN, "natural": PIPER}
 
 
