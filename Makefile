@@ -24,6 +24,7 @@ run: sysdeps install models
 test: sysdeps-test install models llama-server
 	@$(BIN)/talk-llama models fetch tiny.en  # the f16 model the quantizer tests start from
 	@$(BIN)/talk-llama models fetch base-q5_1  # the multilingual model the language tests hear with
+	@$(BIN)/talk-llama models fetch qwen2.5-coder-0.5b  # a real instruct model the slow tests talk with
 	$(BIN)/python -m pytest
 
 sysdeps:
@@ -76,6 +77,7 @@ bench-report: install
 
 bench: sysdeps-test install models llama-server
 	@$(BIN)/talk-llama models fetch tiny.en
+	@$(BIN)/talk-llama models fetch qwen2.5-coder-0.5b
 	for b in stt pauses fragments tts latency context idle bargein remote llama_server chatview switch orb; do $(BIN)/python -m bench.$$b || exit 1; done
 	$(BIN)/python -m bench.load --voice 8
 	$(BIN)/python -m bench.remote --load

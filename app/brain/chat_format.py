@@ -2,9 +2,9 @@
 
 The persistent context appends one segment at a time, so we need, for each step, exactly the text
 the model's template would add: the system block, a user turn plus the assistant header, and the
-closing text after a reply. `ChatFormat` finds those pieces by rendering the template around a
-sentinel and taking differences, which works for any Jinja chat template (ChatML, Llama 3,
-Gemma, ...). Models without a template get talk-llama's plain transcript (`Person: ... / Bot:`).
+closing text after a reply. `JinjaChatFormat` (jinja_format.py) finds those pieces in the
+model's own template; models without a usable template get talk-llama's plain transcript
+(`Person: ... / Bot:`, `PlainChatFormat` here).
 
 Each piece is a list of `Part`s: template scaffolding (tokenized with special tokens enabled) or
 user/assistant content (tokenized with special tokens DISABLED, so text that looks like
@@ -13,15 +13,7 @@ user/assistant content (tokenized with special tokens DISABLED, so text that loo
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
-from datetime import datetime
-
-import jinja2
-from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-log = logging.getLogger(__name__)
-SENTINEL = "\u2063TLSENTINEL\u2063"
 
 
 @dataclass(frozen=True)
@@ -34,8 +26,9 @@ class TemplateError(ValueError):
     """The chat template cannot be rendered in per-turn segments."""
 
 
-def _split(text: str, content: str) -> list[Part]:
-    before, sep, after = text.partition(SENTINEL)
+def split_at(text: str, sentinel: str, content: str) -> list[Part]:
+    """`text` with `content` in place of `sentinel`: scaffolding around literal content."""
+    before, sep, after = text.partition(sentinel)
     if not sep:
         raise TemplateError("the chat template dropped the message content")
     parts = [Part(before, True), Part(content, False), Part(after, True)]
@@ -46,6 +39,11 @@ class ChatFormat:
     """Per-turn segments for one chat style. Subclasses: JinjaChatFormat, PlainChatFormat."""
 
     stop_strings: tuple[str, ...] = ()
+    thinks = False  # a reasoning template: replies may open with a thinking block (thinking.py)
+    thinking_opened = False  # the reply prompt opens the thinking block itself
+    drops_past_thinking = False  # the template leaves earlier replies' thinking out
+    thought_opener = ""  # the end of the reply prompt that opens a thinking block (taken out too)
+    marks = ("<think>", "</think>")  # a thinking block's opening and closing
 
     def system(self, prompt: str) -> list[Part]:
         raise NotImplementedError
@@ -75,84 +73,6 @@ class ChatFormat:
         marker = "\u2063"  # any content: only the parts before it are taken
         parts = self.user(marker)
         return parts[: parts.index(Part(marker, False))]
-
-
-class JinjaChatFormat(ChatFormat):
-    """Segments from a Jinja chat template (GGUF `tokenizer.chat_template`)."""
-
-    def __init__(self, template: str, bos_token: str = "", eos_token: str = "") -> None:
-        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-
-        def raise_exception(message: str) -> None:
-            raise TemplateError(message)
-
-        env.globals["raise_exception"] = raise_exception
-        env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
-        try:
-            self._tpl = env.from_string(template)
-        except jinja2.TemplateError as exc:
-            raise TemplateError(f"chat template does not parse: {exc}") from exc
-        self._bos, self._eos = bos_token, eos_token
-        self._sys = {"role": "system", "content": "S"}
-        self._usr = {"role": "user", "content": "U"}
-        self._asst = {"role": "assistant", "content": "A"}
-        # Validate once, so a broken template is found at load time, not mid-conversation.
-        self.system("x")
-        self.user("x")
-        self.reply_close()
-
-    def _render(self, messages: list[dict[str, str]], gen: bool) -> str:
-        try:
-            return self._tpl.render(
-                messages=messages,
-                add_generation_prompt=gen,
-                bos_token=self._bos,
-                eos_token=self._eos,
-            )
-        except jinja2.TemplateError as exc:
-            raise TemplateError(f"chat template failed to render: {exc}") from exc
-
-    def _delta(self, base: str, full: str) -> str:
-        if not full.startswith(base):
-            raise TemplateError("chat template is not prefix-stable across turns")
-        return full[len(base) :]
-
-    def system(self, prompt: str) -> list[Part]:
-        text = self._render([{"role": "system", "content": SENTINEL}], False)
-        return _split(text, prompt)
-
-    def user(self, text: str) -> list[Part]:
-        # Rendered after a complete exchange, so templates that treat the first turn specially
-        # (e.g. by injecting a default system prompt) give the steady-state segment.
-        history = [self._sys, self._usr, self._asst]
-        base = self._render(history, False)
-        full = self._render([*history, {"role": "user", "content": SENTINEL}], True)
-        return _split(self._delta(base, full), text)
-
-    def note(self, text: str) -> list[Part] | None:
-        history = [self._sys, self._usr, self._asst]
-        try:
-            base = self._render(history, False)
-            full = self._render([*history, {"role": "system", "content": SENTINEL}], False)
-            return _split(self._delta(base, full), text)
-        except TemplateError as exc:
-            log.info("the chat template takes no system message mid-conversation (%s): no memory note", exc)
-            return None
-
-    def reply_open(self) -> list[Part]:
-        history = [self._sys, self._usr]
-        opening = self._delta(self._render(history, False), self._render(history, True))
-        return [Part(opening, True)] if opening else []
-
-    def reply_close(self) -> list[Part]:
-        history = [self._sys, self._usr]
-        base = self._render(history, True)
-        full = self._render([*history, {"role": "assistant", "content": SENTINEL}], False)
-        delta = self._delta(base, full)
-        head, _, tail = delta.partition(SENTINEL)
-        if head:
-            raise TemplateError("chat template adds text before the assistant content")
-        return [Part(tail, True)] if tail else []
 
 
 class PlainChatFormat(ChatFormat):

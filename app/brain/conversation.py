@@ -1,4 +1,5 @@
-"""Conversation: the chat on one persistent llama context (kv_context.py: cache, ledger, shift).
+"""Conversation: the chat on one persistent llama context (kv_context.py: cache, ledger, shift;
+memory_context.py: the memory and recall notes).
 
 Each user turn appends only its own tokens (its chat template segment); the reply streams out
 of llama.cpp's sampler chain, its opening forced when known (repeat_request, name_question).
@@ -32,25 +33,23 @@ import llama_cpp
 import numpy as np
 
 from app.brain.chat_format import Part
-from app.brain.facts import Fact
-from app.brain.kv_context import KvContext
-from app.brain.memory import note_text
+from app.brain.memory_context import MemoryContext
 from app.brain.name_question import own_name_reply
 from app.brain.persona import Persona
-from app.brain.recall import asked_about
 from app.brain.records import LlmConfig, Message, TurnStats
 from app.brain.repeat_request import words_to_repeat
 from app.brain.reply_text import ReplyText
 from app.brain.retry_seeds import RetrySeeds
 from app.brain.sampling import Sampler
-from app.brain.shared_memory import SharedMemory, join, learn_from, remembered
+from app.brain.shared_memory import learn_from
+from app.brain.thinking import ThoughtSplitter
 from app.brain.turn_language import read_as
 from app.brain.user_turn import TurnGate, UserTurn, ask, build_user_turn, next_token_probs
 
 log = logging.getLogger(__name__)
 
 
-class Conversation(KvContext):
+class Conversation(MemoryContext):
     """A persistent chat with a GGUF model. See the module docstring for the contracts."""
 
     reads_end_of_turn = True  # stream() gives a tentative turn's gate its end-of-turn probability
@@ -60,93 +59,11 @@ class Conversation(KvContext):
     ):
         super().__init__(config, persona, llama)
         self._sampler = Sampler(config.sampling, self._vocab, self.llama.n_vocab(), self.n_ctx)
-        newline = self._tokenize([Part("\n", False)])
-        self._newline = newline[0] if len(newline) == 1 else None  # DRY's sequence breaker
-        self.history: list[Message] = []
-        self.forgotten: set[str] = set()  # fact keys the user asked to forget (memory.py)
-        self.shared: SharedMemory | None = None  # facts across conversations (shared_memory.py)
         self.turn_count = 0
         self.last_stats: TurnStats | None = None
         self.seeds = RetrySeeds()  # a Retry moves the next reply's seed
         self.restart_context()
         self.prime()
-
-    # ----- memory (memory.py) -------------------------------------------------------------------
-    def remembered(self) -> list[Fact]:
-        """The facts the memory note holds now (empty with memory off)."""
-        return remembered(self.config.memory, self.history, self.forgotten, self.shared)
-
-    def share_memory(self, shared: SharedMemory | None) -> None:
-        """Read and add to the memory shared across conversations (None: this one's alone); this
-        conversation's facts join it now. A conversation with no note yet opens its next turn
-        with one when it holds facts."""
-        self.shared = shared
-        if shared is not None:
-            join(shared, self.config.memory, self.history, self.forgotten)
-        if shared is not None and shared.facts and self.config.memory and not self.ledger.note_in_cache:
-            self.unprime()
-            self._note_due = True
-            self.prime()
-
-    def forget(self, key: str) -> None:
-        """Leave the fact `key` out of the note from the next reply on: the notes in the cache
-        (recall notes too) are taken out and the note written again without it (the user's own
-        words that said it stay)."""
-        self.forgotten.add(key)
-        if self.shared is not None:
-            self.shared.forget(key)
-        if self.ledger.note_in_cache or any(self.ledger.recalls):
-            self.drop_notes()
-
-    def sampler_history(self) -> list[int]:
-        """The model's own replies as the sampler reads them: each remembered fact's value
-        ("Robin", "Porto") and the assistant's own name are replaced by a sequence breaker, so
-        restating a fact the user told ("Your name is Robin") or who it is ("My name is Aria",
-        said before) is not a repetition DRY forbids; anything else still is."""
-        tokens = self.own_replies()
-        values = {v for v in (*(f.value for f in self.remembered()), self.persona.bot) if v.strip()}
-        if not values or self._newline is None:
-            return tokens
-        runs = [self._tokenize([Part(f"{lead}{v}", False)]) for v in values for lead in ("", " ")]
-        out, i = [], 0
-        while i < len(tokens):
-            run = next((r for r in runs if r and tokens[i : i + len(r)] == r), None)
-            if run is None:
-                out.append(tokens[i])
-                i += 1
-            else:
-                out.append(self._newline)
-                i += len(run)
-        return out
-
-    def _memory_note(self) -> list[int]:
-        """The note's tokens: the assistant's name and as many of the newest facts as fit in a
-        quarter of the space (at n_ctx 512 with the default persona: 107 tokens, 8 facts take
-        ~75); none with memory off."""
-        if not self.config.memory:
-            return []
-        facts = self.remembered()
-        budget = (self.n_ctx - self.ledger.n_keep) // 4
-        while True:
-            parts = self.format.note(note_text(facts, self.persona.bot))
-            if parts is None:
-                return []
-            tokens = self._tokenize(parts)
-            if len(tokens) <= budget:
-                return tokens
-            if not facts:
-                return []
-            facts = facts[1:]
-
-    def _recall_note(self, text: str) -> list[int]:
-        """The recall note for a turn that asks about remembered facts or the assistant's name
-        (recall.py): just those, in the note's words; [] for any other turn or with memory off."""
-        if not self.config.memory:
-            return []
-        facts, about_you = asked_about(text, self.remembered())
-        note = note_text(facts, self.persona.bot if about_you else "")
-        parts = self.format.note(note) if note else None
-        return self._tokenize(parts) if parts else []
 
     # ----- turns -----------------------------------------------------------------------------
     def _user_turn(self, text: str) -> UserTurn:
@@ -215,8 +132,11 @@ class Conversation(KvContext):
         reason, tail, withdrawn = "max_tokens", "", False
         self._sampler.start_turn(self.sampler_history(), self.seeds.next_variant())
         said = words_to_repeat(text) or own_name_reply(text, self.persona.bot)  # the opening, if known
-        forced = self._tokenize([Part(said, False)]) if said else []
+        forced = self._tokenize([Part(said, False)]) if said and not self.format.thinking_opened else []
         self.ledger.mark_reply()
+        fmt = self.format
+        thought = ThoughtSplitter(fmt.thinking_opened, fmt.marks) if fmt.thinks else None
+        answer_at: int | None = None  # offset in the turn of the answer's first token
         try:
             for _ in range(self.config.max_tokens):
                 if pending is not None:
@@ -245,6 +165,9 @@ class Conversation(KvContext):
                     break
                 pending = tok
                 piece = reply.feed(self.llama.detokenize([tok]))
+                if thought is not None:
+                    piece = thought.feed(piece)
+                    answer_at = self.ledger.turns[-1] if piece and answer_at is None else answer_at
                 if reply.stopped:
                     reason = "stop_string"
                 if piece:
@@ -273,14 +196,19 @@ class Conversation(KvContext):
                 tail = reply.finish()
                 if reply.stopped:
                     self._rollback(reply.tokens_after_stop(self.n_past))
+                if thought is not None:
+                    tail = thought.feed(tail) + thought.finish()
+                    self._drop_thought(thought, answer_at)
                 if self._close_tokens:
                     self._eval(self._close_tokens)
                 stats.t_gen_ms = (time.perf_counter() - t_prompt) * 1000 - stats.t_wait_ms
                 self.prime()  # the next turn's head (its time is in no turn's stats; shifts are)
                 stats.stop_reason = reason
+                said_text = thought.answer.strip() if thought is not None else reply.text
                 self.history.append(
-                    Message("assistant", reply.text, interrupted=reason == "cancelled", name=self.persona.bot)
+                    Message("assistant", said_text, interrupted=reason == "cancelled", name=self.persona.bot)
                 )
+                self.history[-1].thinking = thought.thought.strip() if thought is not None else ""
                 stats.n_past, stats.n_keep = self.n_past, self.ledger.n_keep
                 stats.shifts, stats.discarded = self.shifts - shifts0, self.discarded - discarded0
                 stats.shifts_in_reply = self.shifts - shifts_after_prompt
@@ -288,6 +216,14 @@ class Conversation(KvContext):
                 learn_from(self.shared, self.config.memory, text)
         if decided and tail:
             yield tail
+
+    def _drop_thought(self, thought: ThoughtSplitter, answer_at: int | None) -> None:
+        """After a reply, before its closing: take its thinking (and the prompt's opener) out of
+        the cache when the template leaves past thinking out (jinja_format.py)."""
+        if not self.format.drops_past_thinking or self.ledger.replies[-1] < 0:
+            return
+        start = self.ledger.replies[-1] - len(self._tokenize([Part(self.format.thought_opener, True)]))
+        self._cut_in_turn(max(0, start), self.ledger.turns[-1] if answer_at is None else answer_at)
 
     def amend_last_reply(self, text: str, unspoken: str = "", interrupted: bool = True) -> bool:
         """Make the newest reply `text` (a barge-in cut it: `text` is what was heard; or another

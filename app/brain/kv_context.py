@@ -37,7 +37,8 @@ from pathlib import Path
 
 import llama_cpp
 
-from app.brain.chat_format import ChatFormat, JinjaChatFormat, Part, PlainChatFormat, TemplateError
+from app.brain.chat_format import ChatFormat, Part, PlainChatFormat, TemplateError
+from app.brain.jinja_format import JinjaChatFormat
 from app.brain.ledger import Ledger
 from app.brain.persona import Persona
 from app.brain.records import LlmConfig
@@ -116,6 +117,7 @@ class KvContext:
                     template,
                     self._token_text(self.llama.token_bos()),
                     self._token_text(self.llama.token_eos()),
+                    thinking=self.config.thinking,
                 )
             except TemplateError as exc:
                 log.warning("model chat template unusable (%s); using the plain transcript format", exc)
@@ -220,6 +222,16 @@ class KvContext:
         if start + length > self.n_past:
             return True
         return bool(self.llama.input_ids[start : start + length].tolist() == self._memory_note())
+
+    def _cut_in_turn(self, start: int, end: int) -> None:
+        """Take offsets [start, end) of the newest turn out of the cache, the rest of the turn
+        moving down (a thinking block the template leaves out of past replies). Where memory
+        cannot shift, the block stays: taking it out would re-evaluate the whole context."""
+        if end <= start or not self.can_shift:
+            return
+        self._cut((self.n_past - self.ledger.turns[-1] + start, end - start))
+        self.ledger.turns[-1] -= end - start
+        self.ledger.replies[-1] = min(self.ledger.replies[-1], start)
 
     def _rollback(self, n: int) -> None:
         """Remove the last `n` tokens of the current turn from the cache."""

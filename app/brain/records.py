@@ -31,6 +31,9 @@ class LlmConfig:
     discard_share: float = 0.5  # share of the non-kept space freed by one shift
     max_user_share: float = 0.75  # a user turn is trimmed (head dropped) beyond this share
     memory: bool = True  # the memory note keeps the user's facts after a shift (memory.py)
+    # A reasoning model's thinking (thinking.py): None the template's default, False off where
+    # the template can (Qwen3's enable_thinking), True on.
+    thinking: bool | None = None
 
 
 @dataclass
@@ -79,6 +82,7 @@ class Message:
     versions: list[str] = field(default_factory=list)
     version: int = 0
     language: str = ""  # a user turn's language as whisper heard it ("": not known, e.g. typed)
+    thinking: str = ""  # a reasoning model's thinking before this reply (never spoken; thinking.py)
 
     @classmethod
     def from_dict(cls, data: Any) -> Message:

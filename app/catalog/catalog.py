@@ -79,7 +79,10 @@ class ModelEntry:
             return src["url"]
         if src["type"] == "quantize":
             return f"{src['from']} quantized to {src['quant']}"
-        pkgs = ", ".join(f"{p['package']}=={p['version']}" for p in src["packages"])
+        names = [f"{p['package']}=={p['version']}" for p in src["packages"]]
+        if src["type"] == "pypi-parts" and len(names) > 2:
+            return f"PyPI {names[0]} … {names[-1]} ({len(names)} parts joined)"
+        pkgs = ", ".join(names)
         return f"PyPI {pkgs}" + (" (converted)" if src["type"] == "pypi-ct2" else "")
 
     @property

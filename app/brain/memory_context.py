@@ -1,0 +1,108 @@
+"""MemoryContext: the persistent context with the memory note and recall notes (memory.py,
+recall.py), built from the conversation's history; `Conversation` adds turns and replies.
+
+Threading: owned by ONE thread, like the KvContext it extends; every method blocks on llama.cpp.
+"""
+
+from __future__ import annotations
+
+import llama_cpp
+
+from app.brain.chat_format import Part
+from app.brain.facts import Fact
+from app.brain.kv_context import KvContext
+from app.brain.memory import note_text
+from app.brain.persona import Persona
+from app.brain.recall import asked_about
+from app.brain.records import LlmConfig, Message
+from app.brain.shared_memory import SharedMemory, join, remembered
+
+
+class MemoryContext(KvContext):
+    """The cache, plus the history the notes are written from."""
+
+    def __init__(
+        self, config: LlmConfig, persona: Persona | None = None, llama: llama_cpp.Llama | None = None
+    ):
+        super().__init__(config, persona, llama)
+        newline = self._tokenize([Part("\n", False)])
+        self._newline = newline[0] if len(newline) == 1 else None  # DRY's sequence breaker
+        self.history: list[Message] = []
+        self.forgotten: set[str] = set()  # fact keys the user asked to forget (memory.py)
+        self.shared: SharedMemory | None = None  # facts across conversations (shared_memory.py)
+
+    def remembered(self) -> list[Fact]:
+        """The facts the memory note holds now (empty with memory off)."""
+        return remembered(self.config.memory, self.history, self.forgotten, self.shared)
+
+    def share_memory(self, shared: SharedMemory | None) -> None:
+        """Read and add to the memory shared across conversations (None: this one's alone); this
+        conversation's facts join it now. A conversation with no note yet opens its next turn
+        with one when it holds facts."""
+        self.shared = shared
+        if shared is not None:
+            join(shared, self.config.memory, self.history, self.forgotten)
+        if shared is not None and shared.facts and self.config.memory and not self.ledger.note_in_cache:
+            self.unprime()
+            self._note_due = True
+            self.prime()
+
+    def forget(self, key: str) -> None:
+        """Leave the fact `key` out of the note from the next reply on: the notes in the cache
+        (recall notes too) are taken out and the note written again without it (the user's own
+        words that said it stay)."""
+        self.forgotten.add(key)
+        if self.shared is not None:
+            self.shared.forget(key)
+        if self.ledger.note_in_cache or any(self.ledger.recalls):
+            self.drop_notes()
+
+    def sampler_history(self) -> list[int]:
+        """The model's own replies as the sampler reads them: each remembered fact's value
+        ("Robin", "Porto") and the assistant's own name are replaced by a sequence breaker, so
+        restating a fact the user told ("Your name is Robin") or who it is ("My name is Aria",
+        said before) is not a repetition DRY forbids; anything else still is."""
+        tokens = self.own_replies()
+        values = {v for v in (*(f.value for f in self.remembered()), self.persona.bot) if v.strip()}
+        if not values or self._newline is None:
+            return tokens
+        runs = [self._tokenize([Part(f"{lead}{v}", False)]) for v in values for lead in ("", " ")]
+        out, i = [], 0
+        while i < len(tokens):
+            run = next((r for r in runs if r and tokens[i : i + len(r)] == r), None)
+            if run is None:
+                out.append(tokens[i])
+                i += 1
+            else:
+                out.append(self._newline)
+                i += len(run)
+        return out
+
+    def _memory_note(self) -> list[int]:
+        """The note's tokens: the assistant's name and as many of the newest facts as fit in a
+        quarter of the space (at n_ctx 512 with the default persona: 107 tokens, 8 facts take
+        ~75); none with memory off."""
+        if not self.config.memory:
+            return []
+        facts = self.remembered()
+        budget = (self.n_ctx - self.ledger.n_keep) // 4
+        while True:
+            parts = self.format.note(note_text(facts, self.persona.bot))
+            if parts is None:
+                return []
+            tokens = self._tokenize(parts)
+            if len(tokens) <= budget:
+                return tokens
+            if not facts:
+                return []
+            facts = facts[1:]
+
+    def _recall_note(self, text: str) -> list[int]:
+        """The recall note for a turn that asks about remembered facts or the assistant's name
+        (recall.py): just those, in the note's words; [] for any other turn or with memory off."""
+        if not self.config.memory:
+            return []
+        facts, about_you = asked_about(text, self.remembered())
+        note = note_text(facts, self.persona.bot if about_you else "")
+        parts = self.format.note(note) if note else None
+        return self._tokenize(parts) if parts else []
