@@ -311,8 +311,7 @@ class Conversation(MemoryContext):
 
     def reset(self) -> None:
         """Start a new conversation: drop every turn, keep the evaluated system prompt."""
-        llama_cpp.llama_memory_seq_rm(self._mem, 0, self.ledger.n_keep, -1)
-        self.llama.n_tokens = self.ledger.n_keep
+        self._back_to(self.ledger.n_keep)
         self.ledger.clear_turns()
         self._primed, self._primed_note, self._note_due = [], 0, False
         self.history.clear()

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any
 
 import jinja2
 from jinja2 import nodes
@@ -49,7 +49,7 @@ ACK = "Understood."  # the reply to a system prompt written as a user message (n
 class _GenerationTag(Extension):
     """`{% generation %}…{% endgeneration %}` (HF's assistant-mask marker): its body, as is."""
 
-    tags: ClassVar[set[str]] = {"generation"}
+    tags = {"generation"}  # noqa: RUF012 (jinja2 declares it so)
 
     def parse(self, parser: Parser) -> nodes.Node:
         lineno = next(parser.stream).lineno
@@ -132,21 +132,20 @@ class JinjaChatFormat(ChatFormat):
         # followed by replies without it: the conversation takes it out again after the reply.
         asked = self._render([*pre, user1], True)
         newest = self._render([*pre, user1, reply], False)
-        prefix, opener = asked, ""
         bare = self._try_render([*pre, user1])
         opening = asked[len(bare) :] if bare is not None and asked.startswith(bare) else ""
-        if not newest.startswith(asked) and self.marks[0] in opening:
+        head, _, rest = full.partition(s["a1"])  # the conversation up to the first reply's content
+        prefix, opener = asked, ""
+        if head != asked and self.marks[0] in opening:
             prefix = asked[: len(asked) - len(opening) + opening.rfind(self.marks[0])]
             opener = asked[len(prefix) :]
+        if head != prefix:
+            raise TemplateError("the chat template writes past turns differently once a reply follows them")
         if not newest.startswith(prefix):
             raise TemplateError("the chat template writes a reply that does not follow its own reply prompt")
         before, _, newest_tail = newest[len(prefix) :].partition(s["a1"])
         if before.strip() and self.marks[1] not in before:
             raise TemplateError(f"the chat template writes {before.strip()!r} before every reply")
-        # The conversation: up to the first reply's content, then its closing and the next turn.
-        head, _, rest = full.partition(s["a1"])
-        if head != prefix:
-            raise TemplateError("the chat template writes past turns differently once a reply follows them")
         close = _common_head(newest_tail, rest)
         user_head, _, user_tail = rest[len(close) :].partition(s["u2"])
         sys_and_head = asked[: asked.index(s["u1"])]

@@ -42,6 +42,7 @@ from app.brain.jinja_format import JinjaChatFormat
 from app.brain.ledger import Ledger
 from app.brain.persona import Persona
 from app.brain.records import LlmConfig
+from app.brain.state_checkpoints import StateCheckpoints, is_recurrent
 from app.brain.user_turn import end_of_turn_prob, next_token_probs, terminal_tokens
 from app.catalog.catalog import check_file, refused
 from app.system.cpu import FreeCores, cores_taken, threads_for
@@ -94,6 +95,8 @@ class KvContext:
         self._vocab = llama_cpp.llama_model_get_vocab(llama.model)
         self._mem = llama_cpp.llama_get_memory(llama.ctx)
         self.can_shift = bool(llama_cpp.llama_memory_can_shift(self._mem))
+        # A recurrent state cannot forget its last tokens: turns taken back restore a checkpoint.
+        self._checkpoints = StateCheckpoints(llama.ctx) if is_recurrent(llama.model) else None
         self.format = self._make_format()
         self._close_tokens = self._tokenize(self.format.reply_close())
         self._user_head = self._tokenize(self.format.user_head())
@@ -146,6 +149,9 @@ class KvContext:
         self.llama.n_tokens = 0
         self.llama.eval(tokens)
         self.ledger = Ledger(n_keep=len(tokens))
+        if self._checkpoints is not None:
+            self._checkpoints = StateCheckpoints(self.llama.ctx)
+            self._checkpoints.take(len(tokens), base=True)
         self._primed, self._primed_note, self._note_due = [], 0, False
 
     def _end_of_turn_here(self, end_token: int) -> float:
@@ -200,6 +206,8 @@ class KvContext:
         head = self.ledger.head
         cuts, dropped = self.ledger.shift(n_discard)
         self._cut(*cuts)
+        if self._checkpoints is not None:  # every position after the system prompt moved
+            self._checkpoints.clear()
         self.dropped_turns += dropped
         self._note_due = self._note_due or (dropped > 0 and not self._note_is_current())
         self.shifts += 1
@@ -235,12 +243,38 @@ class KvContext:
 
     def _rollback(self, n: int) -> None:
         """Remove the last `n` tokens of the current turn from the cache."""
-        if n <= 0:
-            return
-        end = self.n_past - n
-        llama_cpp.llama_memory_seq_rm(self._mem, 0, end, -1)
+        if n > 0:
+            self._back_to(self.n_past - n)
+            self.ledger.remove_tail(n)
+
+    def _back_to(self, end: int) -> None:
+        """The cache as it was with `end` tokens evaluated. A recurrent state that refuses to
+        forget goes back to a checkpoint and evaluates the rest again (state_checkpoints.py)."""
+        if not llama_cpp.llama_memory_seq_rm(self._mem, 0, end, -1):
+            assert self._checkpoints is not None, "only a recurrent memory refuses to forget its end"
+            ids = self.llama.input_ids[:end].copy()
+            start = self._checkpoints.restore(end)
+            if start:
+                llama_cpp.llama_memory_seq_rm(self._mem, 0, start, -1)  # a hybrid's attention layers
+            else:
+                llama_cpp.llama_memory_clear(self._mem, True)
+            self.llama.n_tokens = start
+            if end > start:
+                self.llama.eval(ids[start:].tolist())
+            log.info("recurrent memory: back to %d tokens from a checkpoint at %d", end, start)
         self.llama.n_tokens = end
-        self.ledger.remove_tail(n)
+
+    def state_replaced(self) -> None:
+        """The cache was loaded from a file (a session): recurrent checkpoints after the system
+        prompt no longer hold."""
+        if self._checkpoints is not None:
+            self._checkpoints.clear()
+
+    def _begin_turn(self) -> None:
+        """A turn begins at the end of the cache (a recurrent state is kept there first)."""
+        if self._checkpoints is not None:
+            self._checkpoints.take(self.n_past)
+        self.ledger.begin_turn()
 
     def context_stats(self) -> dict[str, int]:
         """Context counters for front ends: fill, kept prefix, shifts so far."""
@@ -264,7 +298,7 @@ class KvContext:
         when one is due. Idempotent."""
         if self._primed or not self._user_head:
             return
-        self.ledger.begin_turn()
+        self._begin_turn()
         note = self._begin_with_note()
         self._eval(note + self._user_head)
         if not note and self._note_due and self._memory_note():
@@ -298,34 +332,6 @@ class KvContext:
             self.ledger.notes[-1] = len(note)
             self._note_due = False
         return note
-
-    def drop_notes(self) -> None:
-        """Take every memory note and recall note out of the cache where it is (the turns after
-        it move down, as after a shift); the next opening writes a fresh note (after a Forget).
-        Owner thread."""
-        self.unprime()
-        ledger = self.ledger
-        self._unpin()
-        start = ledger.head
-        for i, (k, r, at, _n) in enumerate(ledger.notes_by_turn()):
-            if k + r:
-                self._cut(*((s, n) for s, n in ((start + at, r), (start, k)) if n))  # later first
-                ledger.turns[i] -= k + r
-                if ledger.replies[i] >= 0:
-                    ledger.replies[i] -= k + r  # both notes come before the reply
-                ledger.notes[i] = ledger.recalls[i] = ledger.recall_at[i] = 0
-                self._note_due = self._note_due or k > 0
-            start += ledger.turns[i]
-        self.prime()
-
-    @property
-    def note_due(self) -> bool:
-        """The next turn opens with the memory note (a shift dropped turns since the last one)."""
-        return self._note_due
-
-    @note_due.setter
-    def note_due(self, due: bool) -> None:
-        self._note_due = due
 
     def _memory_note(self) -> list[int]:
         """The memory note's tokens (memory.py); none in a bare context."""
@@ -362,7 +368,7 @@ class KvContext:
             self._primed, self._primed_note = [], 0
         else:
             self.unprime()
-            self.ledger.begin_turn()
+            self._begin_turn()
             prefix = self._begin_with_note()
             done, base = 0, len(prefix)
         if recall:

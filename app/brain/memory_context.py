@@ -106,3 +106,31 @@ class MemoryContext(KvContext):
         note = note_text(facts, self.persona.bot if about_you else "")
         parts = self.format.note(note) if note else None
         return self._tokenize(parts) if parts else []
+
+    def drop_notes(self) -> None:
+        """Take every memory note and recall note out of the cache where it is (the turns after
+        it move down, as after a shift); the next opening writes a fresh note (after a Forget).
+        Owner thread."""
+        self.unprime()
+        ledger = self.ledger
+        self._unpin()
+        start = ledger.head
+        for i, (k, r, at, _n) in enumerate(ledger.notes_by_turn()):
+            if k + r:
+                self._cut(*((s, n) for s, n in ((start + at, r), (start, k)) if n))  # later first
+                ledger.turns[i] -= k + r
+                if ledger.replies[i] >= 0:
+                    ledger.replies[i] -= k + r  # both notes come before the reply
+                ledger.notes[i] = ledger.recalls[i] = ledger.recall_at[i] = 0
+                self._note_due = self._note_due or k > 0
+            start += ledger.turns[i]
+        self.prime()
+
+    @property
+    def note_due(self) -> bool:
+        """The next turn opens with the memory note (a shift dropped turns since the last one)."""
+        return self._note_due
+
+    @note_due.setter
+    def note_due(self, due: bool) -> None:
+        self._note_due = due

@@ -187,6 +187,7 @@ def _restore_state(conv: Conversation, directory: Path, meta: dict[str, Any]) ->
     conv.llama.input_ids[:n_past] = list(tokens[:n_past])
     conv.llama.n_tokens = n_past
     conv.ledger = ledger
+    conv.state_replaced()
     if conv.cache_pos_max() != n_past - 1:
         conv.restart_context()
         return "restored cache is inconsistent"
