@@ -208,7 +208,7 @@ class Conversation(MemoryContext):
                 self.history.append(
                     Message("assistant", said_text, interrupted=reason == "cancelled", name=self.persona.bot)
                 )
-                self.history[-1].thinking = thought.thought.strip() if thought is not None else ""
+                self.history[-1].thinking = stats.thinking = thought.thought.strip() if thought else ""
                 stats.n_past, stats.n_keep = self.n_past, self.ledger.n_keep
                 stats.shifts, stats.discarded = self.shifts - shifts0, self.discarded - discarded0
                 stats.shifts_in_reply = self.shifts - shifts_after_prompt

@@ -128,3 +128,4 @@ class TurnStats:
     # remote: prompt tokens the server served from its cache (None: the server does not say)
     cached_tokens: int | None = None
     notice: str = ""  # something about this turn the user should be told, in one sentence
+    thinking: str = ""  # a reasoning model's thought before the reply (never spoken; thinking.py)

@@ -28,6 +28,14 @@ def thinking_opened(prompt: str, marks: tuple[str, str] = MARKS[0]) -> bool:
     return prompt.rfind(marks[0]) > prompt.rfind(marks[1])
 
 
+def thinking_for(choice: str, voice: bool) -> bool | None:
+    """A reasoning model's thinking for a `choice` of auto|on|off. Auto is off when replies are
+    spoken, where the template has a switch: nothing is heard until the thought ends (a thought
+    of a few hundred tokens is tens of seconds of silence on a CPU), and the template's own
+    default when typed, where the thought is shown folded and costs no silence."""
+    return {"on": True, "off": False}.get(choice, False if voice else None)
+
+
 def _partial_tag(text: str, tag: str) -> int:
     """Length of the longest suffix of `text` that is a proper prefix of `tag`."""
     for k in range(min(len(tag) - 1, len(text)), 0, -1):

@@ -116,6 +116,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=True,
         help="keep the facts you tell in a note the model still sees after old turns are shifted out",
     )
+    a(
+        "--thinking",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="a reasoning model's thinking (never spoken): auto is off when replies are spoken",
+    )
     add_remote_flags(p)
     add_sampling_flags(p)
     p.set_defaults(run=run)

@@ -8,8 +8,11 @@ from pathlib import Path
 from app.catalog.languages import normalize
 
 
-def llm_config(args: argparse.Namespace):
+def llm_config(args: argparse.Namespace, voice: bool = True):
+    """The local model's configuration from the flags; `voice`: replies are spoken (thinking,
+    on `auto`, is then off: see `thinking_for`)."""
     from app.brain.records import LlmConfig
+    from app.brain.thinking import thinking_for
     from app.catalog.catalog import default_model_path
 
     return LlmConfig(
@@ -21,6 +24,7 @@ def llm_config(args: argparse.Namespace):
         flash_attn=args.flash_attn,
         sampling=sampling_config(args),
         memory=args.memory,
+        thinking=thinking_for(getattr(args, "thinking", "auto"), voice),
     )
 
 
@@ -100,6 +104,7 @@ def turn_record(stats, user: str, reply: str) -> dict:
         "t_gen_ms": round(stats.t_gen_ms, 1),
         **({"cached_tokens": stats.cached_tokens} if stats.cached_tokens is not None else {}),
         **({"notice": stats.notice} if stats.notice else {}),
+        **({"thinking": stats.thinking} if stats.thinking else {}),
     }
 
 

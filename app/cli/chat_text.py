@@ -17,7 +17,7 @@ def run_text(args: argparse.Namespace) -> int:
     from app.catalog.catalog import ModelError
 
     try:
-        conv = open_brain(llm_config(args), remote_config(args, voice=False), persona(args))
+        conv = open_brain(llm_config(args, voice=False), remote_config(args, voice=False), persona(args))
     except (ModelError, BrainError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

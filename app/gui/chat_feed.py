@@ -66,6 +66,7 @@ class ChatFeed:
                     versions=list(m.versions),
                     version=m.version,
                     language=m.language,
+                    thinking=m.thinking,
                 )
                 for m in d["messages"]
             ]
@@ -127,4 +128,5 @@ class ChatFeed:
             self.reply.interrupted = self.reply.interrupted or d["interrupted"]
             self.reply.versions, self.reply.version = list(d.get("versions", [])), d.get("version", 0)
             self.reply.latency = d
+            self.reply.thinking = d.get("thinking", "")
             self.chat.schedule()

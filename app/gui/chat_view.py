@@ -207,8 +207,8 @@ class ChatView(QTextBrowser):
         self._place_latest()
 
     def _toggle(self, url: QUrl) -> None:
-        """A link in the view: `lat:i` shows/hides timing details, `copy:i` copies message i,
-        `retry:i` asks for another answer to the newest turn."""
+        """A link in the view: `lat:i` shows/hides timing details, `think:i` the thinking,
+        `copy:i` copies message i, `retry:i` asks for another answer to the newest turn."""
         kind, _, index = url.toString().partition(":")
         if kind == "retry":
             if self._can_retry:
@@ -223,7 +223,10 @@ class ChatView(QTextBrowser):
             QGuiApplication.clipboard().setText(m.text + (" " + m.unspoken if m.unspoken else ""))
             self.copied = int(index)
             return
-        m.expanded = not m.expanded
+        if kind == "think":
+            m.thought_open = not m.thought_open
+        else:
+            m.expanded = not m.expanded
         self.redraw()
 
     def event(self, e: QEvent) -> bool:

@@ -48,6 +48,8 @@ class ChatMessage:
     versions: list[str] = field(default_factory=list)  # every answer to its turn (Retry), oldest first
     version: int = 0  # which of them this is
     language: str = ""  # a spoken turn's language (whisper code; shown when not English)
+    thinking: str = ""  # a reasoning model's thought before the reply (folded: `think:i`)
+    thought_open: bool = False
 
 
 def mix(a: QColor, b: QColor, share: float) -> str:
@@ -88,6 +90,7 @@ def message_html(
         tools += f" &nbsp;<a href='retry:{i}' style='{link}'>retry</a>"
     if len(m.versions) > 1:
         tools += " &nbsp;" + versions_html(m, link, choose=retry)
+    body = thought_html(i, m, muted) + body
     sep = "" if body.startswith("<") else "<br>"  # Markdown starts with its own block
     # A bubble: a one-cell table (QTextDocument draws table backgrounds and padding; it has
     # no rounded corners). The user's sits to the right, the assistant's to the left.
@@ -106,6 +109,18 @@ def message_html(
             at = found[min(keyboard, len(found) - 1)].end()
             out = out[:at] + f"background-color:{hl}; " + out[at:]
     return out
+
+
+def thought_html(i: int, m: ChatMessage, muted: str) -> str:
+    """A reasoning model's thought, folded above its reply: one line that opens it (never spoken)."""
+    if not m.thinking:
+        return ""
+    words = len(m.thinking.split())
+    label = "hide the thinking" if m.thought_open else f"thought ({words} words): show"
+    line = f"<a href='think:{i}' style='color:{muted}; font-size:small'>{label}</a>"
+    if m.thought_open:
+        line += f"<br><i style='color:{muted}'>{html.escape(m.thinking)}</i>"
+    return f"<p style='margin:0 0 4px 0'>{line}</p>"
 
 
 def versions_html(m: ChatMessage, link: str, choose: bool) -> str:

@@ -61,6 +61,7 @@ class AppSettings:
     conversation: str = ""  # the open conversation's id (conversation_store); it opens at start
     sidebar: bool = True  # the conversations sidebar is shown (when the window is wide enough)
     shared_memory: bool = False  # what the user tells one conversation, the others know too
+    thinking: str = "auto"  # a reasoning model's thinking: auto (off: replies are spoken), on, off
     # Sampler settings the user changed (SamplingConfig field -> value); the rest follow the
     # defaults, so improved defaults reach everyone who did not tune them.
     sampling: dict[str, float] = field(default_factory=dict)
@@ -159,6 +160,7 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None) -> Assista
     `session_dir`: the conversation to continue)."""
     from app.brain.persona import Persona
     from app.brain.records import LlmConfig, RemoteConfig
+    from app.brain.thinking import thinking_for
     from app.catalog.catalog import default_model_path, optional_model_path
     from app.catalog.languages import base_language, setting_language, whisper_model_for
     from app.ears.transcriber import SttConfig, names_prompt
@@ -191,6 +193,7 @@ def assistant_config(s: AppSettings, session_dir: Path | None = None) -> Assista
             n_ctx=s.n_ctx,
             n_threads=s.threads or None,
             sampling=sampling,
+            thinking=thinking_for(s.thinking, voice=True),
         ),
         remote=remote,
         stt=SttConfig(

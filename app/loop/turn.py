@@ -116,4 +116,6 @@ class Turn:
                 t_gen_ms=round(stats.t_gen_ms, 1),
                 **context,
             )
+            if stats.thinking:
+                data["thinking"] = stats.thinking
         return data
