@@ -66,6 +66,13 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("workplace", _after("i work at|i work for|i'm working at|i am working at", _PLACE)),
     ("age", _after("i am|i'm|i turned", r"(\d{1,3})(?:\s+(?i:years old|years|yrs old))?(?=[,.;!]|$)")),
     ("relation", re.compile(rf"\b(?i:my)\s+((?i:{_RELATIONS})){_CALLED}\s+{_NAME}")),
+    (
+        "relation",
+        re.compile(
+            rf"\b(?i:i have|i've got|i have got|we have|we've got)\s+(?i:a|an)\s+((?i:{_RELATIONS}))"
+            rf"(?:,)?\s+(?i:called|named)\s+{_NAME}"
+        ),
+    ),
     ("birthday", _after("my birthday is|my birthday's|i was born on", rf"(?i:on\s+)?{_DATE}")),
     ("like", _after("i (?:really |also |just )?(?:like|love|enjoy|adore)", _THING)),
     (

@@ -25,7 +25,8 @@ from app.brain.facts import Fact, extract_facts
 from app.brain.records import Message
 
 MAX_FACTS = 24  # the newest this many facts; older ones are left out of the note
-HEADER = "Facts about the user:"
+# Background, not a message to answer: said so, since an instruct model otherwise reads it out.
+HEADER = "Background (never read it out): what the user has told you."
 
 
 @lru_cache(maxsize=4096)

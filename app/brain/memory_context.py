@@ -1,6 +1,16 @@
 """MemoryContext: the persistent context with the memory note and recall notes (memory.py,
 recall.py), built from the conversation's history; `Conversation` adds turns and replies.
 
+Where the note goes: right after the system prompt, as a second system message (`pinned` in
+the ledger). A note written at the head of the next turn, right before the user's words, reads
+to an instruct model as something to answer: the 0.5B Qwen recited it ("The user lives in
+Porto.") in place of the answers. Written beside the system prompt it reads as background.
+llama.cpp evaluates only at the end of a sequence, so the note is evaluated there, then moved
+with `llama_memory_seq_add`: out of the way, the turns up by its length, the note down into the
+room they left (its keys were computed after the turns: the approximation a shift makes for every
+token it moves). Nothing else is evaluated again. A memory that cannot move (recurrent state)
+gets the note at the head of the next turn instead (kv_context.py).
+
 Threading: owned by ONE thread, like the KvContext it extends; every method blocks on llama.cpp.
 """
 
@@ -86,8 +96,9 @@ class MemoryContext(KvContext):
             return []
         facts = self.remembered()
         budget = (self.n_ctx - self.ledger.n_keep) // 4
+        bot = "" if self._pins else self.persona.bot  # beside the system prompt: it says who
         while True:
-            parts = self.format.note(note_text(facts, self.persona.bot))
+            parts = self.format.note(note_text(facts, bot))
             if parts is None:
                 return []
             tokens = self._tokenize(parts)
@@ -134,3 +145,36 @@ class MemoryContext(KvContext):
     @note_due.setter
     def note_due(self, due: bool) -> None:
         self._note_due = due
+
+    def _begin_with_note(self) -> list[int]:
+        """A due note goes beside the system prompt where the memory can make room there;
+        else at the head of the turn that begins (kv_context.py)."""
+        if self._note_due and (note := self._memory_note()) and self._pin(note):
+            self._note_due = False
+            return []
+        return super()._begin_with_note()
+
+    @property
+    def _pins(self) -> bool:
+        """The memory can make room beside the system prompt (not a recurrent state)."""
+        return self._checkpoints is None and self.can_shift
+
+    def _pin(self, note: list[int]) -> bool:
+        """Write `note` right after the system prompt, the turns moving up (module docstring);
+        False (nothing done) where the memory cannot move or the note does not fit."""
+        if not self._pins:
+            return False
+        self._unpin()  # the note it replaces
+        start, end, n = self.ledger.n_keep, self.n_past, len(note)
+        if end + n > self.n_ctx:
+            return False
+        self.llama.eval(note)  # at [end, end + n)
+        mem, away = self._mem, 2 * self.n_ctx
+        llama_cpp.llama_memory_seq_add(mem, 0, end, end + n, away)  # the note out of the way
+        llama_cpp.llama_memory_seq_add(mem, 0, start, end, n)  # the turns up by its length
+        llama_cpp.llama_memory_seq_add(mem, 0, end + away, end + n + away, start - end - away)
+        ids = self.llama.input_ids
+        ids[start + n : end + n] = ids[start:end].copy()
+        ids[start : start + n] = note
+        self.ledger.pinned = n
+        return True
