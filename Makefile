@@ -82,6 +82,7 @@ bench: sysdeps-test install models llama-server
 	$(BIN)/python -m bench.load --voice 8
 	$(BIN)/python -m bench.remote --load
 	$(BIN)/python -m bench.coldstart --runs 5  # builds a bundle
+	$(BIN)/python -m bench.model_memory  # the built-in and the 0.5B side by side, ~40 minutes
 	$(BIN)/python -m bench.longchat --configs today,default  # ~35 minutes
 	$(BIN)/python -m bench.report --write
 

@@ -119,3 +119,13 @@ def emit(name: str, result: dict) -> None:
     out.mkdir(exist_ok=True)
     (out / f"{name}.json").write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     print(json.dumps(result, ensure_ascii=False))
+
+
+def model_path(name: str | None) -> Path:
+    """A language model for a bench: a GGUF file, a catalog name, or None for the built-in one."""
+    from app.catalog.catalog import default_model_path, find_entry, models_dir
+
+    if not name:
+        return default_model_path("llm")
+    path = Path(name)
+    return path if path.suffix == ".gguf" and path.is_file() else models_dir() / find_entry(name).file

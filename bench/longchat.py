@@ -39,8 +39,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from app.brain.conversation import Conversation, LlmConfig
 from app.brain.persona import PINNED_TIME, Persona
 from app.brain.sampling import Sampler, SamplingConfig
-from app.catalog.catalog import default_model_path
-from bench.common import ROOT, emit
+from bench.common import ROOT, emit, model_path
 from bench.longchat_script import LINES, RECALL
 
 FIRST_SCORED = 20  # replies 21+ are scored: by then a conversation has history to copy from
@@ -133,16 +132,19 @@ def sampler_cost(conv: Conversation, n: int = 200) -> dict[str, float]:
     return out
 
 
-def make(n_ctx: int, sampling: SamplingConfig, threads: int) -> Conversation:
-    cfg = LlmConfig(default_model_path("llm"), n_ctx=n_ctx, n_threads=threads, max_tokens=MAX_TOKENS)
+def make(n_ctx: int, sampling: SamplingConfig, threads: int, model: str | None = None) -> Conversation:
+    """`model`: a catalog name or GGUF file (None: the built-in model)."""
+    cfg = LlmConfig(model_path(model), n_ctx=n_ctx, n_threads=threads, max_tokens=MAX_TOKENS)
     cfg.sampling = sampling
     return Conversation(cfg, Persona(now=PINNED_TIME))
 
 
-def run_mode(mode: str, lines: list[str], sampling: SamplingConfig, threads: int) -> dict:
+def run_mode(
+    mode: str, lines: list[str], sampling: SamplingConfig, threads: int, model: str | None = None
+) -> dict:
     """One conversation (`ctx512`, `ctx4096`) or the fresh baseline (`fresh`)."""
     fresh = mode == "fresh"
-    conv = make(1024 if fresh else int(mode.removeprefix("ctx")), sampling, threads)
+    conv = make(1024 if fresh else int(mode.removeprefix("ctx")), sampling, threads, model)
     replies, gen_tokens, gen_s = [], 0, 0.0
     t0 = time.perf_counter()
     for line in lines:
@@ -199,19 +201,22 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--turns", type=int, default=len(LINES))
     ap.add_argument("--name", default="longchat", help="result file name under bench/results/")
+    ap.add_argument("--model", help="catalog name or GGUF file (default: the built-in model)")
     args = ap.parse_args()
     RESULTS.mkdir(exist_ok=True)
     lines = LINES[: args.turns]
     modes = [f"ctx{n}" for n in args.ctx.split(",")] + ["fresh"]
     seeds = [int(s) for s in args.seeds.split(",")]
     result: dict = {"bench": "longchat", "turns": len(lines), "max_tokens": MAX_TOKENS, "configs": {}}
+    result["model"] = args.model or "built-in"
     names = args.configs.split(",")
     runs: dict[str, dict[str, dict[int, dict]]] = {n: {m: {} for m in modes} for n in names}
     for seed in seeds:  # configs interleaved per seed: they share the machine's load over time
         for name in names:
             fields = {**dataclasses.asdict(SamplingConfig()), **CONFIGS[name], "seed": seed}
             for mode in modes:
-                r = runs[name][mode][seed] = run_mode(mode, lines, SamplingConfig(**fields), args.threads)
+                sampling = SamplingConfig(**fields)
+                r = runs[name][mode][seed] = run_mode(mode, lines, sampling, args.threads, args.model)
                 print(
                     f"# {name} seed {seed} {mode}: template {r['template_share']} ({r['template']!r}) "
                     f"on-topic {r['on_topic']} distinct2 {r['distinct2']} {r['tokens_per_s']} tok/s "

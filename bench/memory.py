@@ -16,7 +16,7 @@ template share / on-topic scores of replies 21+ (bench.longchat.scores).
 Targets (issue #34), memory on, both n_ctx: facts ≥ 0.8, name 4/4, repeat 4/4; per-turn time
 ≤ 1.05× memory off; template share and on-topic as bench.longchat's.
 
-Run: .venv/bin/python -m bench.memory [--seeds 1,2,3,4] [--ctx 512,4096] [--turns 100]
+Run: .venv/bin/python -m bench.memory [--seeds 1,2,3,4] [--ctx 512,4096] [--turns 100] [--model NAME|FILE]
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from app.brain.conversation import Conversation, LlmConfig
 from app.brain.persona import PINNED_TIME, Persona
 from app.brain.sampling import SamplingConfig
-from app.catalog.catalog import default_model_path
-from bench.common import emit
+from bench.common import emit, model_path
 from bench.longchat import FIRST_SCORED, MAX_TOKENS, scores
 from bench.longchat_script import LINES
 
@@ -60,14 +60,14 @@ def opening() -> list[str]:
 MODES = ("on", "off")
 
 
-def run_pair(n_ctx: int, seed: int, turns: int) -> dict[str, dict]:
+def run_pair(n_ctx: int, seed: int, turns: int, model: Path) -> dict[str, dict]:
     """Memory on and off for one (n_ctx, seed), in lockstep: each scripted line is said to both
     conversations one after the other (which goes first alternates), so a change in the machine's
     load over the run weighs on both alike and the time ratio stays fair on a shared machine."""
     convs = {
         mode: Conversation(
             LlmConfig(
-                default_model_path("llm"),
+                model,
                 n_ctx=n_ctx,
                 max_tokens=MAX_TOKENS,
                 sampling=SamplingConfig(seed=seed),
@@ -143,13 +143,15 @@ def main() -> None:
     p.add_argument("--seeds", default="1,2,3,4")
     p.add_argument("--ctx", default="512,4096")
     p.add_argument("--turns", type=int, default=100)
+    p.add_argument("--model", help="catalog name or GGUF file (default: the built-in model)")
+    p.add_argument("--name", default="memory", help="the result's name (bench/results/NAME.json)")
     args = p.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
-    result: dict = {"turns": args.turns, "seeds": seeds, "by_ctx": {}}
+    result: dict = {"turns": args.turns, "seeds": seeds, "model": args.model or "built-in", "by_ctx": {}}
     for n_ctx in (int(c) for c in args.ctx.split(",")):
         runs: dict[str, list[dict]] = {mode: [] for mode in MODES}
         for seed in seeds:
-            for mode, result_of_mode in run_pair(n_ctx, seed, args.turns).items():
+            for mode, result_of_mode in run_pair(n_ctx, seed, args.turns, model_path(args.model)).items():
                 runs[mode].append(result_of_mode)
         on, off = summarize(runs["on"]), summarize(runs["off"])
         result["by_ctx"][str(n_ctx)] = {
@@ -157,7 +159,7 @@ def main() -> None:
             "off": off,
             "time_ratio": round(on["per_turn_ms"] / off["per_turn_ms"], 3),
         }
-    emit("memory", result)
+    emit(args.name, result)
 
 
 if __name__ == "__main__":

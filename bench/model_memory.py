@@ -27,10 +27,10 @@ from pathlib import Path
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from app.brain.conversation import Conversation, LlmConfig
+from app.brain.model_aids import Aids
 from app.brain.persona import PINNED_TIME, Persona
 from app.brain.sampling import SamplingConfig
-from app.catalog.catalog import find_entry, models_dir
-from bench.common import emit
+from bench.common import emit, model_path
 from bench.memory import FACTS
 
 # Written apart from the bench's facts and the memory's patterns; never tuned on.
@@ -53,21 +53,21 @@ MODES = ("on", "off")
 DEFAULT_MODELS = ("smollm2-135m", "qwen2.5-coder-0.5b")
 
 
-def model_path(name: str) -> Path:
-    path = Path(name)
-    return path if path.suffix == ".gguf" and path.is_file() else models_dir() / find_entry(name).file
-
-
 def about(n: int, reply: str) -> bool:
     """The reply names the number `n` (digits or words)."""
     return bool(re.search(rf"\b{n}\b|\b{NUMBER_WORDS[n]}\b", reply, re.I))
 
 
-def run(model: Path, facts: list[tuple[str, str, str]], seed: int, numbers: int) -> dict[str, dict]:
+def run(model: Path, facts: list[tuple[str, str, str]], seed: int, numbers: int, aids: Aids | None) -> dict:
     convs = {
         mode: Conversation(
             LlmConfig(
-                model, n_ctx=512, max_tokens=40, sampling=SamplingConfig(seed=seed), memory=mode == "on"
+                model,
+                n_ctx=512,
+                max_tokens=40,
+                sampling=SamplingConfig(seed=seed),
+                memory=mode == "on",
+                aids=aids,
             ),
             Persona(now=PINNED_TIME),
         )
@@ -120,19 +120,24 @@ def main() -> None:
     p.add_argument("--model", action="append", help="catalog name or GGUF file (repeatable)")
     p.add_argument("--seeds", default="1,2")
     p.add_argument("--numbers", type=int, default=24)
+    p.add_argument("--aids", help="aids to use instead of the model's, e.g. recall_note=0,own_replies_dry=1")
+    p.add_argument("--name", default="model_memory", help="the result's name (bench/results/NAME.json)")
     args = p.parse_args()
+    aids = None
+    if args.aids:
+        aids = Aids(**{k: v == "1" for k, v in (kv.split("=") for kv in args.aids.split(","))})
     seeds = [int(s) for s in args.seeds.split(",")]
-    result: dict = {"seeds": seeds, "numbers": args.numbers, "n_ctx": 512, "models": {}}
+    result: dict = {"seeds": seeds, "numbers": args.numbers, "n_ctx": 512, "aids": args.aids, "models": {}}
     for name in args.model or DEFAULT_MODELS:
         by_set = {}
         for set_name, facts in SETS.items():
             runs: dict[str, list[dict]] = {mode: [] for mode in MODES}
             for seed in seeds:
-                for mode, r in run(model_path(name), facts, seed, args.numbers).items():
+                for mode, r in run(model_path(name), facts, seed, args.numbers, aids).items():
                     runs[mode].append(r)
             by_set[set_name] = {mode: summarize(runs[mode]) for mode in MODES}
         result["models"][name] = by_set
-    emit("model_memory", result)
+    emit(args.name, result)
 
 
 if __name__ == "__main__":

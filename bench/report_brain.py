@@ -103,3 +103,34 @@ def memory_rows(r: dict) -> list[Row]:
             ),
         ]
     return out
+
+
+def model_memory_rows(r: dict) -> list[Row]:
+    """bench.model_memory: per model, the memory note on (off), on the bench's and held-out facts."""
+    out = []
+    for model, by_set in r["models"].items():
+        for set_name, by in by_set.items():
+            on, off = by["on"], by["off"]
+            ratio = round(on["on_topic"] / off["on_topic"], 2) if off["on_topic"] else None
+            out += [
+                (
+                    "model_memory",
+                    f"{model}, {set_name} facts: on-topic after the first shift, note on (off), "
+                    f"{len(r['seeds'])} seeds × {r['numbers']} questions, n_ctx {r['n_ctx']}",
+                    f"{on['on_topic']} ({off['on_topic']}): {ratio}×",
+                    f"≥ 0.95× ({ok(ratio is not None and ratio >= 0.95)})",
+                ),
+                (
+                    "model_memory",
+                    f"{model}, {set_name} facts: replies speaking the note's words, note on (off)",
+                    f"{on['note_spoken']} ({off['note_spoken']})",
+                    f"0 ({ok(on['note_spoken'] == 0)})",
+                ),
+                (
+                    "model_memory",
+                    f"{model}, {set_name} facts: recalled after the talk, note on (off)",
+                    f"{on['recall']} ({off['recall']}); missed: {', '.join(on['missed']) or 'none'}",
+                    f"≥ 0.8 ({ok(on['recall'] >= 0.8)})",
+                ),
+            ]
+    return out

@@ -130,9 +130,11 @@ class Conversation(MemoryContext):
         reply = ReplyText(self.format.stop_strings)
         pending: int | None = None
         reason, tail, withdrawn = "max_tokens", "", False
-        self._sampler.start_turn(self.sampler_history(), self.seeds.next_variant())
+        own = self.sampler_history() if self.aids.own_replies_dry else []
+        self._sampler.start_turn(own, self.seeds.next_variant())
         said = words_to_repeat(text) or own_name_reply(text, self.persona.bot)  # the opening, if known
-        forced = self._tokenize([Part(said, False)]) if said and not self.format.thinking_opened else []
+        said = said if self.aids.forced_openings and not self.format.thinking_opened else None
+        forced = self._tokenize([Part(said, False)]) if said else []
         self.ledger.mark_reply()
         fmt = self.format
         thought = ThoughtSplitter(fmt.thinking_opened, fmt.marks) if fmt.thinks else None

@@ -16,12 +16,15 @@ Threading: owned by ONE thread, like the KvContext it extends; every method bloc
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import llama_cpp
 
 from app.brain.chat_format import Part
 from app.brain.facts import Fact
 from app.brain.kv_context import KvContext
 from app.brain.memory import note_text
+from app.brain.model_aids import aids_for
 from app.brain.persona import Persona
 from app.brain.recall import asked_about
 from app.brain.records import LlmConfig, Message
@@ -40,6 +43,8 @@ class MemoryContext(KvContext):
         self.history: list[Message] = []
         self.forgotten: set[str] = set()  # fact keys the user asked to forget (memory.py)
         self.shared: SharedMemory | None = None  # facts across conversations (shared_memory.py)
+        n_params = llama_cpp.llama_model_n_params(self.llama.model)
+        self.aids = config.aids or aids_for(Path(config.model_path), n_params)  # model_aids.py
 
     def remembered(self) -> list[Fact]:
         """The facts the memory note holds now (empty with memory off)."""
@@ -111,7 +116,7 @@ class MemoryContext(KvContext):
     def _recall_note(self, text: str) -> list[int]:
         """The recall note for a turn that asks about remembered facts or the assistant's name
         (recall.py): just those, in the note's words; [] for any other turn or with memory off."""
-        if not self.config.memory:
+        if not self.config.memory or not self.aids.recall_note:
             return []
         facts, about_you = asked_about(text, self.remembered())
         note = note_text(facts, self.persona.bot if about_you else "")

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.brain.model_aids import Aids
 from app.brain.sampling import SamplingConfig
 from app.system.typed_json import typed_fields
 
@@ -34,6 +35,7 @@ class LlmConfig:
     # A reasoning model's thinking (thinking.py): None the template's default, False off where
     # the template can (Qwen3's enable_thinking), True on.
     thinking: bool | None = None
+    aids: Aids | None = None  # small-model aids (model_aids.py); None: as measured for the model
 
 
 @dataclass

@@ -71,6 +71,9 @@ class ModelEntry:
     default: bool = False
     description: str = ""
     aliases: tuple[str, ...] = field(default_factory=tuple)
+    # A language model's conversation aids as measured for it, with its parameter count
+    # (brain/model_aids.py)
+    aids: dict[str, Any] = field(default_factory=dict)
 
     @property
     def source_label(self) -> str:
