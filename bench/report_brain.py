@@ -134,3 +134,20 @@ def model_memory_rows(r: dict) -> list[Row]:
                 ),
             ]
     return out
+
+
+def families_rows(r: dict) -> list[Row]:
+    """bench.families: a turn's cost on each family's memory (tiny models, the same run)."""
+    out = []
+    for family, f in r["families"].items():
+        shifted = f"{f['shift_turn_ms']} ms ({f['shift_ratio']}×, {f['shifts']} shifts)"
+        shift = shifted if f["shifts"] else "none"
+        out.append(
+            (
+                "families",
+                f"{family}: turn · turn with a shift · Retry (vs llama's)",
+                f"{f['turn_ms']} ms · {shift} · {f['retry_ms']} ms ({f['retry_vs_llama']}×)",
+                "the talk goes on",
+            )
+        )
+    return out

@@ -87,6 +87,15 @@ def llm_model() -> Path:
 
 
 @pytest.fixture(scope="session")
+def instruct_model() -> Path:
+    """The real instruct model beside the default (Qwen2.5 Coder 0.5B; `make test` fetches it)."""
+    entry = catalog.find_entry("qwen2.5-coder-0.5b")
+    path = catalog.models_dir() / entry.file
+    catalog.check_file(path, "llm", entry)
+    return path
+
+
+@pytest.fixture(scope="session")
 def whisper_model() -> Path:
     path = catalog.default_model_path("whisper")
     catalog.check_file(path, "whisper")
