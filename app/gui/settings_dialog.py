@@ -173,6 +173,15 @@ class SettingsDialog(QDialog):
         )
         self.shared_memory.setChecked(self.s.shared_memory)
         f.addRow("Memory", self.shared_memory)
+        self.thinking = QComboBox()
+        for label, value in (("Automatic (off: replies are spoken)", "auto"), ("On", "on"), ("Off", "off")):
+            self.thinking.addItem(label, value)
+        self.thinking.setCurrentIndex(max(0, self.thinking.findData(self.s.thinking)))
+        self.thinking.setToolTip(
+            "Reasoning models (Qwen3, DeepSeek-R1, ...) can think before they answer. The thinking "
+            "is never spoken: it is shown folded above the reply, and nothing is heard until it ends."
+        )
+        f.addRow("Thinking", self.thinking)
         return w
 
     def _voice_tab(self) -> QWidget:
@@ -299,4 +308,5 @@ class SettingsDialog(QDialog):
             theme=self.theme.currentData(),
             close_to_tray=self.close_to_tray.isChecked(),
             shared_memory=self.shared_memory.isChecked(),
+            thinking=self.thinking.currentData(),
         )

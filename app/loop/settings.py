@@ -107,6 +107,7 @@ class AppSettings:
             "llm_remote_model",
             "whisper_model",
             "n_ctx",
+            "thinking",
             "threads",
             "language",
             "input_device",
