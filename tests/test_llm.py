@@ -13,6 +13,7 @@ import pytest
 
 from app.brain.chat_format import PlainChatFormat
 from app.brain.conversation import Conversation, LlmConfig
+from app.brain.memory import HEADER
 from app.brain.persona import PINNED_TIME, Persona
 from app.brain.reply_text import ReplyText
 from app.brain.sampling import SamplingConfig
@@ -275,7 +276,7 @@ def test_plain_format_and_stop_string_rollback(llm_model: Path) -> None:
     c.say("What is my dog called?")  # a recall note: between the question and the reply's header
     text = c.llama.detokenize(c.llama.input_ids[: c.n_past].tolist()).decode()
     assert "\nSam: What is a cat?\nMax:" in text
-    note = "(Facts about the user: The user's dog is called Rex.)"
+    note = f"({HEADER} The user's dog is called Rex.)"
     assert f"\nSam: What is my dog called?\n{note}\n\nMax:" in text
     assert_consistent(c)
     c.close()
