@@ -19,6 +19,8 @@ from pathlib import Path
 import llama_cpp
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from app.brain import session
 from app.brain.chat_format import TemplateError
@@ -142,6 +144,22 @@ def test_a_saved_conversation_resumes_without_evaluating_it_again(
         assert_memory_is_its_tokens(c2)
     finally:
         c2.close()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_a_damaged_template_is_refused_in_one_sentence_never_crashes(data: st.DataObject) -> None:
+    """Real templates with a slice cut out or repeated: a template is the model file's foreign
+    code, so whatever it does at load ends in a TemplateError (then the plain format), never
+    another exception."""
+    text = template(data.draw(st.sampled_from(template_names())))
+    a = data.draw(st.integers(0, len(text)))
+    b = data.draw(st.integers(a, min(len(text), a + 200)))
+    damaged = text[:a] + (text[a:b] * 2 if data.draw(st.booleans()) else "") + text[b:]
+    try:
+        JinjaChatFormat(damaged, "<s>", "</s>")
+    except TemplateError as exc:
+        assert str(exc).startswith("the chat template") or exc.args, exc
 
 
 def test_every_chat_template_llama_cpp_ships_renders_turns_or_is_refused_in_one_sentence() -> None:

@@ -108,6 +108,15 @@ class JinjaChatFormat(ChatFormat):
     def _derive(self) -> None:
         """Cut the probe conversation into the pieces (see the module docstring)."""
         try:
+            self._derive_roles()
+        except TemplateError:
+            raise
+        except (ValueError, IndexError) as exc:  # a piece not where a chat template puts it
+            why = f"the chat template writes turns in an order talk-llama cannot follow ({exc})"
+            raise TemplateError(why) from exc
+
+    def _derive_roles(self) -> None:
+        try:
             self._derive_with([{"role": "system", "content": _S["sys"]}])
         except TemplateError as exc:  # no system role, or one folded into the first user turn
             try:

@@ -99,6 +99,7 @@ def template_names() -> list[str]:
     return sorted(n[len(prefix) : -6] for n in _members() if n.startswith(prefix) and n.endswith(".jinja"))
 
 
+@cache
 def template(name: str) -> str:
     return _read(f"templates/{name}.jinja").decode("utf-8")
 
