@@ -289,3 +289,15 @@ def test_doctor_fails_without_models(tmp_path: Path) -> None:
     r = subprocess.run([*TALK, "doctor", "--dir", str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 1
     assert "FAIL" in r.stdout and "talk-llama models fetch" in r.stdout
+
+
+def test_small_model_aids_follow_what_was_measured_for_the_model_or_the_nearest_size() -> None:
+    """brain/model_aids.py: the catalog's measured profiles; an unknown GGUF gets the profile of
+    the measured model nearest in parameter count."""
+    from app.brain.model_aids import aids_for
+
+    small, instruct = catalog.find_entry("smollm2-135m"), catalog.find_entry("qwen2.5-coder-0.5b")
+    assert aids_for(Path(small.file), 0).recall_note  # measured: the 135M recalls with it
+    assert not aids_for(Path(instruct.file), 0).recall_note  # measured: the 0.5B recites it
+    assert aids_for(Path("mine.gguf"), 150_000_000) == aids_for(Path(small.file), 0)
+    assert aids_for(Path("mine.gguf"), 3_000_000_000) == aids_for(Path(instruct.file), 0)
