@@ -138,7 +138,7 @@ class Conversation(MemoryContext):
         self.ledger.mark_reply()
         fmt = self.format
         thought = ThoughtSplitter(fmt.thinking_opened, fmt.marks) if fmt.thinks else None
-        answer_at: int | None = None  # offset in the turn of the answer's first token
+        reply_at, answer_at = self.ledger.replies[-1], None  # offsets in the turn: reply, answer
         try:
             for _ in range(self.config.max_tokens):
                 if pending is not None:
@@ -200,7 +200,7 @@ class Conversation(MemoryContext):
                     self._rollback(reply.tokens_after_stop(self.n_past))
                 if thought is not None:
                     tail = thought.feed(tail) + thought.finish()
-                    self._drop_thought(thought, answer_at)
+                    self._drop_thought(reply_at, answer_at)
                 if self._close_tokens:
                     self._eval(self._close_tokens)
                 stats.t_gen_ms = (time.perf_counter() - t_prompt) * 1000 - stats.t_wait_ms
@@ -219,12 +219,13 @@ class Conversation(MemoryContext):
         if decided and tail:
             yield tail
 
-    def _drop_thought(self, thought: ThoughtSplitter, answer_at: int | None) -> None:
+    def _drop_thought(self, reply_at: int, answer_at: int | None) -> None:
         """After a reply, before its closing: take its thinking (and the prompt's opener) out of
-        the cache when the template leaves past thinking out (jinja_format.py)."""
-        if not self.format.drops_past_thinking or self.ledger.replies[-1] < 0:
+        the cache when the template leaves past thinking out (jinja_format.py). Not when a shift
+        cut into this turn during the reply (the offsets moved: the thought stays)."""
+        if not self.format.drops_past_thinking or self.ledger.replies[-1] != reply_at or reply_at < 0:
             return
-        start = self.ledger.replies[-1] - len(self._tokenize([Part(self.format.thought_opener, True)]))
+        start = reply_at - len(self._tokenize([Part(self.format.thought_opener, True)]))
         self._cut_in_turn(max(0, start), self.ledger.turns[-1] if answer_at is None else answer_at)
 
     def amend_last_reply(self, text: str, unspoken: str = "", interrupted: bool = True) -> bool:
