@@ -1,15 +1,17 @@
 """MemoryContext: the persistent context with the memory note and recall notes (memory.py,
 recall.py), built from the conversation's history; `Conversation` adds turns and replies.
 
-Where the note goes: right after the system prompt, as a second system message (`pinned` in
-the ledger). A note written at the head of the next turn, right before the user's words, reads
-to an instruct model as something to answer: the 0.5B Qwen recited it ("The user lives in
-Porto.") in place of the answers. Written beside the system prompt it reads as background.
+Where the note goes, by the model's measured aids (model_aids.py, `note_at_turn`): at the head
+of the next turn (kv_context.py), near the question, where the 135M model recalls more; or right
+after the system prompt, as a second system message (`pinned` in the ledger). Written right
+before the user's words, a note reads to an instruct model as something to answer: the 0.5B
+Qwen recited it ("The user lives in Porto.") in place of the answers; beside the system prompt
+it reads as background.
 llama.cpp evaluates only at the end of a sequence, so the note is evaluated there, then moved
 with `llama_memory_seq_add`: out of the way, the turns up by its length, the note down into the
 room they left (its keys were computed after the turns: the approximation a shift makes for every
 token it moves). Nothing else is evaluated again. A memory that cannot move (recurrent state)
-gets the note at the head of the next turn instead (kv_context.py).
+gets the note at the head of the next turn.
 
 Threading: owned by ONE thread, like the KvContext it extends; every method blocks on llama.cpp.
 """
@@ -161,8 +163,9 @@ class MemoryContext(KvContext):
 
     @property
     def _pins(self) -> bool:
-        """The memory can make room beside the system prompt (not a recurrent state)."""
-        return self._checkpoints is None and self.can_shift
+        """The note goes beside the system prompt: the model's aids say so and the memory can
+        make room there (not a recurrent state)."""
+        return not self.aids.note_at_turn and self._checkpoints is None and self.can_shift
 
     def _pin(self, note: list[int]) -> bool:
         """Write `note` right after the system prompt, the turns moving up (module docstring);

@@ -5,8 +5,10 @@ architecture.md): the reply to "repeat after me" or "what is your name" opens wi
 (`forced_openings`: repeat_request.py, name_question.py); a turn that asks about a remembered
 fact gets a note of just that fact right before the reply (`recall_note`: recall.py); the
 sampler reads the model's own earlier replies so that DRY stops it copying them
-(`own_replies_dry`: sampling.py). A real instruct model does not need them the same way, and one
-of them can hurt it: a note right before the reply is text it may read out.
+(`own_replies_dry`: sampling.py); and the memory note is written at the head of the turn after a
+shift, near the question (`note_at_turn`), not beside the system prompt. A real instruct model
+does not need them the same way, and two of them hurt it: a note right before its words or its
+reply is text it reads out.
 
 Which aids a model gets: the catalog entry's `aids` (measured for that model by
 `bench/model_memory.py`), else those of the measured catalog model nearest in size (by parameter
@@ -28,6 +30,9 @@ class Aids:
     forced_openings: bool = True
     recall_note: bool = True
     own_replies_dry: bool = True
+    # The memory note at the head of the turn after a shift, near the question (False: beside
+    # the system prompt, memory_context.py): the 135M recalls more so; the 0.5B recites it.
+    note_at_turn: bool = True
 
 
 def _measured() -> list[tuple[str, int, Aids]]:
