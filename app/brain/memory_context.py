@@ -2,7 +2,7 @@
 recall.py), built from the conversation's history; `Conversation` adds turns and replies.
 
 Where the note goes, by the model's measured aids (model_aids.py, `note_at_turn`): at the head
-of the next turn (kv_context.py), near the question, where the 135M model recalls more; or right
+of the next turn (kv_context.py), near the question, as the 135M model was measured; or right
 after the system prompt, as a second system message (`pinned` in the ledger). Written right
 before the user's words, a note reads to an instruct model as something to answer: the 0.5B
 Qwen recited it ("The user lives in Porto.") in place of the answers; beside the system prompt

@@ -31,7 +31,7 @@ class Aids:
     recall_note: bool = True
     own_replies_dry: bool = True
     # The memory note at the head of the turn after a shift, near the question (False: beside
-    # the system prompt, memory_context.py): the 135M recalls more so; the 0.5B recites it.
+    # the system prompt, memory_context.py): where the 135M was measured; the 0.5B recites it.
     note_at_turn: bool = True
 
 
