@@ -13,6 +13,7 @@ conversation into turn segments or is refused with one sentence.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 from pathlib import Path
 
@@ -156,10 +157,8 @@ def test_a_damaged_template_is_refused_in_one_sentence_never_crashes(data: st.Da
     a = data.draw(st.integers(0, len(text)))
     b = data.draw(st.integers(a, min(len(text), a + 200)))
     damaged = text[:a] + (text[a:b] * 2 if data.draw(st.booleans()) else "") + text[b:]
-    try:
+    with contextlib.suppress(TemplateError):  # refused: the conversation uses the plain format
         JinjaChatFormat(damaged, "<s>", "</s>")
-    except TemplateError as exc:
-        assert str(exc).startswith("the chat template") or exc.args, exc
 
 
 def test_every_chat_template_llama_cpp_ships_renders_turns_or_is_refused_in_one_sentence() -> None:

@@ -59,6 +59,7 @@ class Conversation(MemoryContext):
     ):
         super().__init__(config, persona, llama)
         self._sampler = Sampler(config.sampling, self._vocab, self.llama.n_vocab(), self.n_ctx)
+        self._opener = self._tokenize([Part(self.format.thought_opener, True)])  # thinking.py
         self.turn_count = 0
         self.last_stats: TurnStats | None = None
         self.seeds = RetrySeeds()  # a Retry moves the next reply's seed
@@ -225,7 +226,7 @@ class Conversation(MemoryContext):
         cut into this turn during the reply (the offsets moved: the thought stays)."""
         if not self.format.drops_past_thinking or self.ledger.replies[-1] != reply_at or reply_at < 0:
             return
-        start = reply_at - len(self._tokenize([Part(self.format.thought_opener, True)]))
+        start = reply_at - len(self._opener)
         self._cut_in_turn(max(0, start), self.ledger.turns[-1] if answer_at is None else answer_at)
 
     def amend_last_reply(self, text: str, unspoken: str = "", interrupted: bool = True) -> bool:

@@ -93,7 +93,6 @@ class JinjaChatFormat(ChatFormat):
         self.thinks, self.marks = marks is not None, marks or MARKS[0]
         if thinking is not None:
             self._vars["enable_thinking"] = thinking
-        self.system_as_user = False
         self._derive()
 
     # ----- rendering ----------------------------------------------------------------------
@@ -126,7 +125,6 @@ class JinjaChatFormat(ChatFormat):
             except TemplateError:
                 raise exc from None
             log.info("chat template: no system role (%s); the system prompt is the first user message", exc)
-            self.system_as_user = True
 
     def _derive_with(self, pre: list[dict[str, str]]) -> None:
         s = _S

@@ -57,11 +57,6 @@ class ThoughtSplitter:
         self.thought = ""
         self.answer = ""
 
-    @property
-    def thinking(self) -> bool:
-        """The reply is inside its thinking block now."""
-        return self._in_thought
-
     def feed(self, piece: str) -> str:
         text = self._held + piece
         self._held = ""
