@@ -28,6 +28,7 @@ def main() -> None:
     from app.brain.records import Message
     from app.gui.chat_feed import ChatFeed
     from app.gui.chat_view import ChatView
+    from app.loop.events import History, Token, UserTurn
 
     app = QApplication([])
     msgs = [
@@ -41,17 +42,17 @@ def main() -> None:
         view.show()
         feed = ChatFeed(view)
         t0 = time.perf_counter()
-        feed.handle("history", {"messages": msgs})
+        feed.handle(History(tuple(msgs)))
         app.processEvents()
         opens.append((time.perf_counter() - t0) * 1000)
-        feed.handle("user", {"text": "One more?"})
+        feed.handle(UserTurn("One more?"))
         view.redraw()
         for k in range(8):
-            feed.handle("token", {"text": f" word{k} **bold**"})
+            feed.handle(Token(f" word{k} **bold**"))
             t0 = time.perf_counter()
             view.redraw()
             redraws.append((time.perf_counter() - t0) * 1000)
-            feed.handle("token", {"text": " more"})
+            feed.handle(Token(" more"))
             view._tail = None  # the baseline: the whole conversation again
             t0 = time.perf_counter()
             view.redraw()

@@ -64,9 +64,9 @@ class Rig:
         while loaded != {"llm", "whisper"}:
             ev = self.events.get(timeout=120)
             if ev.kind == "loading":
-                loaded.add(ev.data["part"])
+                loaded.add(ev.part)
             elif ev.kind == "error":
-                raise RuntimeError(ev.data["message"])
+                raise RuntimeError(ev.message)
 
     def drain(self, seconds: float) -> list:
         """Events arriving within `seconds`."""
@@ -85,8 +85,8 @@ class Rig:
             except queue.Empty:
                 continue
             seen.append(ev)
-            if ev.kind == "turn" and ev.data["t_speech_end"] >= since:
-                return ev.data, seen
+            if ev.kind == "turn" and ev.t_speech_end >= since:
+                return ev.record(), seen
         return None, seen
 
     def quiet_down(self) -> None:

@@ -90,18 +90,18 @@ def paused_one(audio: VirtualAudio, rig: Rig, clip: PausedClip) -> dict:
     audio.play_into_mic(clip.wav).wait(30)
     turn, seen = rig.wait_turn(t0)
     seen += rig.drain(2.0)  # a turn ended at the pause shows a second turn (or a take-back)
-    turns = [e.data for e in seen if e.kind == "turn"]
-    users = [e.data["text"] for e in seen if e.kind == "user"]
+    turns = [e.record() for e in seen if e.kind == "turn"]
+    users = [e.text for e in seen if e.kind == "user"]
     early = len(users) != 1 or not holds_tail(users[0], turns, t0, clip)
     kept: list[str] = []
     spoke = voice_early = False
     for e in seen:
         if e.kind == "user":
-            kept.append(e.data["text"])
-        elif e.kind == "retracted" and kept and kept[-1] == e.data["text"]:
+            kept.append(e.text)
+        elif e.kind == "retracted" and kept and kept[-1] == e.text:
             kept.pop()
             voice_early |= spoke
-        elif e.kind == "sentence" and e.data["event"] == "sentence_started":
+        elif e.kind == "sentence" and e.progress == "sentence_started":
             spoke = True
     two = len(kept) != 1 or not holds_tail(kept[0], turns, t0, clip)
     rig.quiet_down()

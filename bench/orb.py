@@ -32,7 +32,7 @@ def main() -> None:
     from PySide6.QtWidgets import QApplication
 
     from app.gui.main_window import MainWindow
-    from app.loop.events import Event, State
+    from app.loop.events import OutputLevel, State, StateChanged
     from app.loop.settings import AppSettings
 
     app = QApplication([])
@@ -48,9 +48,9 @@ def main() -> None:
             t0 = time.monotonic()
             while not stop.wait(0.04):
                 rms = 0.02 + 0.1 * abs(math.sin(2 * math.pi * (time.monotonic() - t0)))
-                w.bridge._forward(Event("output_level", {"rms": rms}))
+                w.bridge._forward(OutputLevel(rms))
 
-        w.bridge._forward(Event("state", {"state": state}))
+        w.bridge._forward(StateChanged(state))
         settle = time.monotonic()
         while time.monotonic() - settle < 1.0:  # a moving level eases out, then stops
             app.processEvents()

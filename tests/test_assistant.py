@@ -49,18 +49,18 @@ def test_hands_free_question_is_answered_aloud(
     finally:
         times, rms = mon.stop()
         a.shutdown()
-    transcripts = [e for e in rec.of("transcript") if not e.data["rejected"]]
-    assert transcripts and "color" in transcripts[0].data["text"].lower()
-    assert turn.data["reply"] and turn.data["user"] == transcripts[0].data["text"]
+    transcripts = [e for e in rec.of("transcript") if not e.rejected]
+    assert transcripts and "color" in transcripts[0].text.lower()
+    assert turn.reply and turn.user == transcripts[0].text
     for key in ("t_transcript_ms", "t_first_token_ms", "t_first_sentence_ms", "t_first_audio_ms"):
-        assert turn.data[key] is not None and turn.data[key] > 0, key
-    assert turn.data["t_transcript_ms"] < turn.data["t_first_token_ms"] <= turn.data["t_first_audio_ms"]
+        assert (ms := getattr(turn, key)) is not None and ms > 0, key
+    assert turn.t_transcript_ms < turn.t_first_token_ms <= turn.t_first_audio_ms
     # the prompt was evaluated on the pause's transcript, then confirmed at the end of speech
-    assert a.tentative.counts["confirmed"] == 1 and turn.data["t_confirmed_ms"] is not None
+    assert a.tentative.counts["confirmed"] == 1 and turn.t_confirmed_ms is not None
     # its first words may be generated before the confirmation, but never heard before it
-    assert turn.data["t_confirmed_ms"] <= turn.data["t_first_audio_ms"]
+    assert turn.t_confirmed_ms <= turn.t_first_audio_ms
     assert (times[rms > 0.003].size) > 100, "the reply was not heard on the speaker"
-    states = [e.data["state"] for e in rec.of("state")]
+    states = [e.state for e in rec.of("state")]
     for s in (State.LISTENING, State.TRANSCRIBING, State.THINKING, State.SPEAKING, State.IDLE):
         assert s in states
 
@@ -79,9 +79,9 @@ def test_a_pause_mid_sentence_does_not_cut_the_question(
     wav = speech_dir / "paused.wav"
     sf.write(wav, np.concatenate([voiced[0], gap, voiced[1], np.zeros(8000, np.float32)]), 16000)
     rec, a, turn = spoken_turn(virtual_audio, llm_model, whisper_model, wav, max_tokens=8)
-    user = turn.data["user"].lower()
+    user = turn.user.lower()
     assert "interesting" in user and "moon" in user, user
-    assert len([e for e in rec.of("transcript") if not e.data["rejected"]]) == 1
+    assert len([e for e in rec.of("transcript") if not e.rejected]) == 1
     # a turn started on the first half (if whisper finished within the pause) left no trace
     assert len(rec.of("user")) == 1
     assert [m.role for m in a.conversation.history] == ["user", "assistant"]
@@ -96,7 +96,7 @@ def test_a_shut_down_assistant_is_freed_with_its_models(
     held the last abort callback, and through it the whole assistant, until it was cleared."""
     wav = espeak("What is the capital of France?", speech_dir / "capital.wav", wpm=140)
     rec, a, turn = spoken_turn(virtual_audio, llm_model, whisper_model, wav, max_tokens=8)
-    assert turn.data["reply"]
+    assert turn.reply
     ref = weakref.ref(a)
     del a, rec, turn
     gc.collect()
@@ -110,7 +110,7 @@ def test_push_to_talk_barges_in_and_next_question_is_answered(
     a = make(llm_model, whisper_model, rec, max_tokens=400)  # still generating at the press
     try:
         a.send_text("Tell me a long story about a dragon who loves tea.")
-        rec.wait_for("sentence", 60, lambda e: e.data["event"] == "sentence_started")
+        rec.wait_for("sentence", 60, lambda e: e.progress == "sentence_started")
         time.sleep(1.0)
         mon = Monitor(tmp_path / "levels")
         t_press = time.monotonic()
@@ -119,19 +119,17 @@ def test_push_to_talk_barges_in_and_next_question_is_answered(
         virtual_audio.play_into_mic(wav).wait(30)
         time.sleep(0.4)
         a.release()
-        second = rec.wait_for(
-            "turn", 90, lambda e: "tea" in e.data["user"].lower() and "cup" in e.data["user"].lower()
-        )
+        second = rec.wait_for("turn", 90, lambda e: "tea" in e.user.lower() and "cup" in e.user.lower())
         times, rms = mon.stop()
     finally:
         a.shutdown()
     first = rec.of("turn")[0]
-    assert first.data["interrupted"]
+    assert first.interrupted
     # After the press, the story's voice ended within 100 ms (the new reply starts later).
     heard = times[(rms > 0.003) & (times > t_press)]
     story_tail = heard[heard < t_press + 0.5]
     assert story_tail.size == 0 or (story_tail.max() - t_press) <= 0.1
-    assert second.data["reply"]
+    assert second.reply
     assert a.conversation is not None and a.conversation.cache_pos_max() == a.conversation.n_past - 1
 
 
@@ -154,21 +152,21 @@ def test_own_voice_looped_into_the_mic_is_not_a_turn(virtual_audio, llm_model, w
         a.shutdown()
         virtual_audio.pactl("unload-module", module)
     assert rec.max_level > 0.02, "the loopback did not bring the assistant's voice into the mic"
-    assert len(rec.of("user")) == 1, [e.data for e in rec.of("user")]
-    assert [e for e in rec.of("transcript") if not e.data["rejected"]] == []
+    assert len(rec.of("user")) == 1, rec.of("user")
+    assert [e for e in rec.of("transcript") if not e.rejected] == []
 
 
 def test_typing_works_without_a_microphone(llm_model, whisper_model) -> None:
     rec = Recorder()
     a = make(llm_model, whisper_model, rec, input_device="no-such-mic")
     try:
-        assert any(e.data["source"] == "microphone" for e in rec.of("error"))
+        assert any(e.source == "microphone" for e in rec.of("error"))
         a.press()  # explains instead of failing
         a.send_text("Hello!")
         turn = rec.wait_for("turn", 60)
     finally:
         a.shutdown()
-    assert turn.data["reply"]
+    assert turn.reply
 
 
 def test_missing_model_is_reported_and_app_stays_up(tmp_path, whisper_model) -> None:
@@ -178,12 +176,12 @@ def test_missing_model_is_reported_and_app_stays_up(tmp_path, whisper_model) -> 
     )
     a = Assistant(cfg, rec)
     a.start()
-    err = rec.wait_for("error", 30, lambda e: e.data["source"] == "llm")
-    assert "missing.gguf" in err.data["message"] and "talk-llama models fetch" in err.data["message"]
+    err = rec.wait_for("error", 30, lambda e: e.source == "llm")
+    assert "missing.gguf" in err.message and "talk-llama models fetch" in err.message
     a.send_text("Hello?")
     # the words are handed back to the front end with the reason, not dropped
     back = rec.wait_for("unanswered", 10)
-    assert back.data["text"] == "Hello?" and "No language model" in back.data["message"]
+    assert back.text == "Hello?" and "No language model" in back.message
     a.shutdown()
 
 
@@ -198,8 +196,8 @@ def test_silence_in_push_to_talk_makes_no_turn(virtual_audio, llm_model, whisper
         time.sleep(0.5)
     finally:
         a.shutdown()
-    assert t.data["rejected"] and rec.of("user") == []
-    assert np.isfinite(t.data["prob"])
+    assert t.rejected and rec.of("user") == []
+    assert np.isfinite(t.prob)
 
 
 def test_external_speak_command_and_heard_ok(llm_model, whisper_model, tmp_path) -> None:
@@ -227,7 +225,7 @@ def test_external_speak_command_and_heard_ok(llm_model, whisper_model, tmp_path)
     lines = log.read_text().splitlines()
     assert lines[0] == "2|Okay."
     assert len(lines) >= 2 and all(line.startswith("2|") for line in lines)
-    assert turn.data["t_first_audio_ms"] is not None
+    assert turn.t_first_audio_ms is not None
 
 
 def test_push_to_talk_held_past_the_cap_is_sent_not_lost(virtual_audio, llm_model, whisper_model) -> None:
@@ -236,11 +234,11 @@ def test_push_to_talk_held_past_the_cap_is_sent_not_lost(virtual_audio, llm_mode
     a.config.vad.max_utterance_s = 1.5
     try:
         a.press()
-        rec.wait_for("notice", 10, lambda e: "limit" in e.data["message"])
+        rec.wait_for("notice", 10, lambda e: "limit" in e.message)
         t = rec.wait_for("transcript", 30)
     finally:
         a.shutdown()
-    assert t.data["rejected"]  # silence: no turn, but the utterance was handed over, not dropped
+    assert t.rejected  # silence: no turn, but the utterance was handed over, not dropped
     assert not a._listening
 
 
@@ -253,7 +251,7 @@ def test_push_to_talk_with_the_window_hidden_uses_slow_blocks_and_hears_the_whol
     rec = Recorder()
     a = make(llm_model, whisper_model, rec)
     try:
-        rec.wait_for("loading", 60, lambda e: e.data.get("part") == "whisper" and e.data.get("done"))
+        rec.wait_for("loading", 60, lambda e: e.part == "whisper" and e.done)
         a.set_level_updates(False)
         assert a.mic is not None and a.mic.is_open and a.mic.block_s == 0.1
         a.press()
@@ -266,4 +264,4 @@ def test_push_to_talk_with_the_window_hidden_uses_slow_blocks_and_hears_the_whol
         assert a.mic.block_s == 0.04 and a.mic.is_open
     finally:
         a.shutdown()
-    assert "cup of tea" in t.data["text"].lower(), t.data
+    assert "cup of tea" in t.text.lower(), t

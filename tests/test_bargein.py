@@ -186,15 +186,15 @@ def test_voice_barge_in_then_the_question_is_answered(
     a = make(llm_model, whisper_model, rec, hands_free=True, max_tokens=400)
     try:
         a.send_text("Tell me a long story about a dragon who loves tea.")
-        rec.wait_for("sentence", 60, lambda e: e.data["event"] == "sentence_started")
+        rec.wait_for("sentence", 60, lambda e: e.progress == "sentence_started")
         time.sleep(1.0)
         virtual_audio.play_into_mic(wav).wait(30)
-        rec.wait_for("notice", 10, lambda e: e.data["message"] == "barge-in")
-        second = rec.wait_for("turn", 90, lambda e: "plus" in e.data["user"].lower())
+        rec.wait_for("notice", 10, lambda e: e.message == "barge-in")
+        second = rec.wait_for("turn", 90, lambda e: "plus" in e.user.lower())
     finally:
         a.shutdown()
-    assert rec.of("turn")[0].data["interrupted"]
-    assert second.data["reply"]
+    assert rec.of("turn")[0].interrupted
+    assert second.reply
 
 
 def test_a_voice_that_starts_while_the_user_talks_stops_and_the_whole_utterance_is_heard(
@@ -217,13 +217,13 @@ def test_a_voice_that_starts_while_the_user_talks_stops_and_the_whole_utterance_
         assert wait_until(lambda: a.segmenter.in_speech, 10), "the utterance did not start"
         time.sleep(0.8)  # "Please tell me a short…" is in the segmenter
         a.speaker.say("Here is a long announcement that I would like to make right now, if I may.")
-        rec.wait_for("notice", 10, lambda e: e.data["message"] == "barge-in")
+        rec.wait_for("notice", 10, lambda e: e.message == "barge-in")
         assert wait_until(lambda: not a.speaker.busy, 3)
         feeding.wait(30)
         turn = rec.wait_for("turn", 90)
     finally:
         a.shutdown()
-    words = turn.data["user"].lower()
+    words = turn.user.lower()
     assert "tell me" in words and ("river" in words or "mountain" in words), words
 
 

@@ -171,20 +171,20 @@ def test_a_turn_record_is_written_once_settled_whatever_order_the_threads_report
 
     from app.cli.chat_shared import Transcript
     from app.cli.chat_voice import TerminalView
-    from app.loop.events import Event, State
+    from app.loop.events import Heard, State, StateChanged, TurnReported
 
     args = argparse.Namespace(jsonl=True, ptt=True, print_energy=False, file=None)
     written = lambda: [json.loads(x) for x in capsys.readouterr().out.splitlines()]  # noqa: E731
-    idle, speaking = Event("state", {"state": State.IDLE}), Event("state", {"state": State.SPEAKING})
+    idle, speaking = StateChanged(State.IDLE), StateChanged(State.SPEAKING)
 
-    def turn(**d) -> Event:
-        return Event("turn", {"user": "Tell me a story.", "reply": "Once upon a time. The end.", **d})
+    def turn(**d) -> TurnReported:
+        return TurnReported(**{"user": "Tell me a story.", "reply": "Once upon a time. The end.", **d})
 
     view = TerminalView(args, Transcript(args), "Max", "Sam")
     view(speaking)
     view(turn(interrupted=False, settled=False))  # still speaking: a barge-in may come
     assert written() == []
-    view(Event("heard", {"text": "Once upon a time.", "unspoken": "The end."}))
+    view(Heard("Once upon a time.", "The end."))
     assert [(r["reply"], r["unspoken"], r["interrupted"]) for r in written()] == [
         ("Once upon a time.", "The end.", True)
     ]
@@ -195,5 +195,5 @@ def test_a_turn_record_is_written_once_settled_whatever_order_the_threads_report
     assert [r["unspoken"] for r in written()] == ["a time. The end."]  # cut while written
     view(turn(interrupted=True, settled=False))  # cut, its `heard` still to come
     assert written() == []
-    view(Event("heard", {"text": "Once", "unspoken": "upon a time. The end."}))
+    view(Heard("Once", "upon a time. The end."))
     assert [r["reply"] for r in written()] == ["Once"]

@@ -66,12 +66,12 @@ def test_going_on_after_an_answered_pause_makes_one_turn(
         n0 = a.conversation.n_past
         virtual_audio.play_into_mic(head).wait(30)
         first = rec.wait_for("user", 90)
-        assert "interesting" in first.data["text"].lower()
-        rec.wait_for("sentence", 90, lambda e: e.data["event"] == "sentence_started")
+        assert "interesting" in first.text.lower()
+        rec.wait_for("sentence", 90, lambda e: e.progress == "sentence_started")
         time.sleep(1.0)  # its voice is heard (the echo guard has measured that there is no echo)
         virtual_audio.play_into_mic(tail).wait(30)
         gone = rec.wait_for("retracted", 90)
-        merged = rec.wait_for("turn", 90, lambda e: e.data["user"] != first.data["text"])
+        merged = rec.wait_for("turn", 90, lambda e: e.user != first.text)
         a.interrupt()
         deadline = time.monotonic() + 60
         while a.responder.current is not None or a.responder.last_answered is None:
@@ -79,11 +79,11 @@ def test_going_on_after_an_answered_pause_makes_one_turn(
             time.sleep(0.01)
     finally:
         a.shutdown()
-    assert gone.data == {**gone.data, "text": first.data["text"], "continued": True}
-    user = merged.data["user"].lower()  # (whisper tiny may hear "the ocean" as "motion")
-    assert "interesting" in user and len(user.split()) > len(first.data["text"].split()), user
+    assert gone.text == first.text and gone.continued
+    user = merged.user.lower()  # (whisper tiny may hear "the ocean" as "motion")
+    assert "interesting" in user and len(user.split()) > len(first.text.split()), user
     history = a.conversation.history
-    assert [m.role for m in history] == ["user", "assistant"] and history[0].text == merged.data["user"]
+    assert [m.role for m in history] == ["user", "assistant"] and history[0].text == merged.user
     assert a.conversation.n_past > n0
     assert_consistent(a.conversation)
 

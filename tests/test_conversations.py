@@ -76,11 +76,11 @@ def test_sidebar_new_switch_rename_delete_and_undo(qtbot, config_dir, virtual_au
     shot(w, "conversation-sidebar")
 
     switched = []
-    w.bridge.arrived.connect(lambda kind, d: switched.append(d) if kind == "switched" else None)
+    w.bridge.arrived.connect(lambda e: switched.append(e) if e.kind == "switched" else None)
     w.sidebar.list.setCurrentRow(1)
     w.sidebar.chosen.emit(first)  # as a click on it does
     qtbot.waitUntil(lambda: bool(switched), timeout=30000)
-    assert switched[0]["resumed"] and switched[0]["ms"] > 0  # the saved state, not re-evaluated
+    assert switched[0].resumed and switched[0].ms > 0  # the saved state, not re-evaluated
     assert [m.text for m in w.chat.messages][:1] == ["My favourite colour is green."]
     assert brain.n_past == n_past and (brain.llama.input_ids[:n_past] == ids).all()
     assert "Conversation opened in" in w.statusBar().currentMessage()

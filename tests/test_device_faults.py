@@ -20,9 +20,7 @@ STORY = "Tell me a long story about a dragon who loves tea."
 
 
 def _device_event(rec: Recorder, direction: str, change: str, timeout: float = 15):
-    return rec.wait_for(
-        "device", timeout, lambda e: e.data["direction"] == direction and e.data["change"] == change
-    )
+    return rec.wait_for("device", timeout, lambda e: e.direction == direction and e.change == change)
 
 
 def test_microphone_unplugged_mid_utterance_and_back(
@@ -41,23 +39,23 @@ def test_microphone_unplugged_mid_utterance_and_back(
         virtual_audio.play_into_mic(said).wait(30)
         spec = virtual_audio.unload_module("source_name=mic")
         lost = _device_event(rec, "input", "lost")
-        assert "disconnected" in lost.data["message"] and "typing still works" in lost.data["message"]
+        assert "disconnected" in lost.message and "typing still works" in lost.message
         assert a.mic is not None and a.mic.silenced
         virtual_audio.play_on_speaker(desktop).wait(30)  # what the fallback monitor hears
         a.release()
-        first = rec.wait_for("user", 90).data["text"].lower()
+        first = rec.wait_for("user", 90).text.lower()
         assert "weather" in first and "banana" not in first, first
         rec.wait_for("turn", 90)
 
         virtual_audio.load_module(spec)
         spec = ""
         back = _device_event(rec, "input", "back")
-        assert "back" in back.data["message"] and not a.mic.silenced
+        assert "back" in back.message and not a.mic.silenced
         a.press()
         virtual_audio.play_into_mic(later).wait(30)
         time.sleep(0.3)
         a.release()
-        second = rec.wait_for("user", 90).data["text"].lower()
+        second = rec.wait_for("user", 90).text.lower()
         # the question was heard after replugging; its last word is whisper tiny's weak spot on
         # this voice ("two plus two" came back as "to plus to", "France" as "friends")
         assert "capital" in second, second
@@ -81,22 +79,22 @@ def test_hands_free_never_hears_the_fallback_monitor(
     spec = ""
     try:
         a.send_text(STORY)
-        rec.wait_for("sentence", 90, lambda e: e.data["event"] == "sentence_started")
+        rec.wait_for("sentence", 90, lambda e: e.progress == "sentence_started")
         spec = virtual_audio.unload_module("source_name=mic")
         _device_event(rec, "input", "lost")
         rec.wait_for("turn", 120)  # the whole reply was spoken over the monitor
         assert a.speaker.wait(120)
         virtual_audio.play_on_speaker(video).wait(30)
         time.sleep(1.5)  # longer than the end-of-speech silence: a heard sentence would be a turn
-        assert [e.data["text"] for e in rec.of("user")] == [STORY]
-        assert not [e for e in rec.of("notice") if e.data["message"] == "barge-in"]
-        assert not [e for e in rec.of("transcript") if not e.data["rejected"]]
+        assert [e.text for e in rec.of("user")] == [STORY]
+        assert not [e for e in rec.of("notice") if e.message == "barge-in"]
+        assert not [e for e in rec.of("transcript") if not e.rejected]
 
         virtual_audio.load_module(spec)
         spec = ""
         _device_event(rec, "input", "back")
         virtual_audio.play_into_mic(question).wait(30)
-        user = rec.wait_for("user", 90, lambda e: e.data["text"] != STORY).data["text"].lower()
+        user = rec.wait_for("user", 90, lambda e: e.text != STORY).text.lower()
         assert "color" in user, user
     finally:
         if spec:
@@ -112,18 +110,18 @@ def test_speaker_unplugged_mid_reply(virtual_audio, llm_model, whisper_model, tm
     spec = ""
     try:
         a.send_text(STORY)
-        rec.wait_for("sentence", 90, lambda e: e.data["event"] == "sentence_started")
+        rec.wait_for("sentence", 90, lambda e: e.progress == "sentence_started")
         spec = virtual_audio.unload_module("sink_name=speaker")
         lost = _device_event(rec, "output", "lost")
-        assert "shown, not spoken" in lost.data["message"], lost.data["message"]
+        assert "shown, not spoken" in lost.message, lost.message
         at_loss = len(rec.events)
         turn = rec.wait_for("turn", 120)
         started_after = [
-            e for e in rec.events[at_loss:] if e.kind == "sentence" and e.data["event"] == "sentence_started"
+            e for e in rec.events[at_loss:] if e.kind == "sentence" and e.progress == "sentence_started"
         ]
         assert not started_after, "the reply went on speaking on the fallback device"
-        assert turn.data["reply"].count(".") >= 3  # the whole reply, generated and shown
-        assert a.conversation.history[-1].text == turn.data["reply"]  # remembered whole
+        assert turn.reply.count(".") >= 3  # the whole reply, generated and shown
+        assert a.conversation.history[-1].text == turn.reply  # remembered whole
         assert not a.conversation.history[-1].unspoken
 
         virtual_audio.load_module(spec)
@@ -133,7 +131,7 @@ def test_speaker_unplugged_mid_reply(virtual_audio, llm_model, whisper_model, tm
         recording = virtual_audio.record_speaker(out)
         time.sleep(0.3)
         a.send_text("Say hello.")
-        rec.wait_for("turn", 90, lambda e: e.data["user"] == "Say hello.")
+        rec.wait_for("turn", 90, lambda e: e.user == "Say hello.")
         assert a.speaker.wait(60)
         time.sleep(0.3)
         samples, sr = stop_recording(recording, out)

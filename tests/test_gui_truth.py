@@ -14,7 +14,7 @@ from app.brain.session_files import read_history
 from app.catalog import catalog
 from app.gui.settings_dialog import SettingsDialog
 from app.loop.conversation_store import title_from
-from app.loop.events import State
+from app.loop.events import History, State, StateChanged, Transcript
 from app.loop.settings import AppSettings
 from tests.conftest import espeak
 from tests.test_gui import close_window, open_window, settled, shot
@@ -167,11 +167,11 @@ def test_hands_free_mode_is_shown_and_nothing_heard_never_contradicts(
     w.apply_settings(dataclasses.replace(w.settings, hands_free=False))
     assert w.ptt.text().startswith("Hold to talk") and "Hold the button" in w.chat.toHtml()
     # a rejected transcript while a reply is being spoken is not announced as "Nothing heard"
-    w.on_event("state", {"state": State.SPEAKING})
-    w.on_event("transcript", {"text": "", "rejected": True, "reason": "no speech detected", "prob": 0.0})
+    w.on_event(StateChanged(State.SPEAKING))
+    w.on_event(Transcript("", rejected=True, reason="no speech detected"))
     assert "Nothing heard" not in w.statusBar().currentMessage()
-    w.on_event("state", {"state": State.IDLE})
-    w.on_event("transcript", {"text": "", "rejected": True, "reason": "no speech detected", "prob": 0.0})
+    w.on_event(StateChanged(State.IDLE))
+    w.on_event(Transcript("", rejected=True, reason="no speech detected"))
     assert "Nothing heard" in w.statusBar().currentMessage()
     close_window(w)
 
@@ -197,7 +197,7 @@ def test_new_messages_scroll_into_view_unless_scrolled_up(qtbot, config_dir) -> 
     qtbot.waitUntil(lambda: bar.value() == bar.maximum(), timeout=5000)
     # scrolled up, then another conversation: it shows from its newest message
     bar.setValue(0)
-    w.feed.handle("history", {"messages": []})
+    w.feed.handle(History(()))
     for i in range(40):
         w.chat.add("user" if i % 2 == 0 else "assistant", f"new conversation line {i} " * 6)
     w.chat.redraw()

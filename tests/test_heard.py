@@ -61,32 +61,32 @@ def test_barge_in_remembers_only_what_was_spoken(
     )
     try:
         a.send_text("Tell me a long story about a dragon who loves tea.")
-        started = lambda e: e.data["event"] == "sentence_started"  # noqa: E731
+        started = lambda e: e.progress == "sentence_started"  # noqa: E731
         first = rec.wait_for("sentence", 60, started)
-        rec.wait_for("sentence", 60, lambda e: started(e) and e.data["index"] > first.data["index"])
+        rec.wait_for("sentence", 60, lambda e: started(e) and e.index > first.index)
         time.sleep(0.5)  # a few words into the second sentence
         a.interrupt()
-        cut = rec.wait_for("sentence", 10, lambda e: e.data["event"] == "sentence_cut")
+        cut = rec.wait_for("sentence", 10, lambda e: e.progress == "sentence_cut")
         heard = rec.wait_for("heard", 60)
         a.send_text("What did you just say?")  # the conversation goes on from there
-        nxt = rec.wait_for("turn", 90, lambda e: e.data["user"] == "What did you just say?")
+        nxt = rec.wait_for("turn", 90, lambda e: e.user == "What did you just say?")
         conv = a.conversation
         assert conv is not None
         said = conv.history[1]
         assert said.role == "assistant" and said.interrupted
-        assert said.text == heard.data["text"] and said.unspoken == heard.data["unspoken"]
+        assert said.text == heard.text and said.unspoken == heard.unspoken
         # what the model has in its context for that reply is exactly the heard text
         start, end = conv.reply_spans()[-2]
         in_cache = conv.llama.detokenize(conv.llama.input_ids[start:end].tolist()).decode().strip()
     finally:
         a.shutdown()
-    report = rec.of("turn")[0].data
+    report = rec.of("turn")[0].record()
     if report["unspoken"]:  # cut while written: reported as remembered, the rest apart
         assert report["reply"] == said.text and report["unspoken"] == said.unspoken
     generated = " ".join(part for part in (report["reply"], report["unspoken"]) if part)
     assert generated.startswith(said.text) and len(said.text) < len(generated)
     assert said.unspoken and generated.endswith(said.unspoken)
-    assert said.text.endswith(cut.data["heard"].split()[-1])  # to the word the voice had started
+    assert said.text.endswith(cut.heard.split()[-1])  # to the word the voice had started
     assert in_cache == said.text
-    assert nxt.data["reply"]
+    assert nxt.reply
     assert conv.cache_pos_max() == conv.n_past - 1

@@ -115,9 +115,9 @@ def test_automatic_finds_each_utterances_language_while_it_is_spoken(
     english = clip_wav("What is the weather like in London today?", "en", tmp_path / "e.wav")
     stt = SttConfig(multilingual_whisper, language=AUTO)
     rec, a, _ = spoken_turn(virtual_audio, llm_model, multilingual_whisper, [french, english], stt=stt)
-    users = [e.data for e in rec.of("user")]
-    assert [u["language"] for u in users] == ["fr", "en"], rec.story()
-    assert "bonjour" in users[0]["text"].lower() and "london" in users[1]["text"].lower(), rec.story()
+    users = rec.of("user")
+    assert [u.language for u in users] == ["fr", "en"], rec.story()
+    assert "bonjour" in users[0].text.lower() and "london" in users[1].text.lower(), rec.story()
     assert a.hearing.languages_found >= 2
 
 
@@ -200,12 +200,12 @@ def test_a_question_is_heard_answered_and_spoken_in_its_language(
         persona=Persona("Sam", "Max", now=PINNED_TIME, language=language),
         speaker=SpeakerConfig(language=language),
     )
-    user = rec.of("user")[-1].data
-    assert heard(user["text"]) and user["language"] == language, rec.story()
+    user = rec.of("user")[-1]
+    assert heard(user.text) and user.language == language, rec.story()
     assert a.llm.brain is not None
     assert f"answer in {language_name(language)}" in a.llm.brain.system_prompt
     spoken_by = a.speaker.voice  # the configured voice: the system's for the language
     assert spoken_by is not None and spoken_by.id == Synthesizer.get().find_voice(language).id
     assert spoken_by.id.endswith("/cmn") or any(x.split("-")[0] == language for x in spoken_by.languages)
-    spoken = [e for e in rec.of("sentence") if e.data["event"] == "sentence_started"]
-    assert spoken and turn.data, rec.story()
+    spoken = [e for e in rec.of("sentence") if e.progress == "sentence_started"]
+    assert spoken and turn, rec.story()

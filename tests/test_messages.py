@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QToolTip
 from app.brain.records import Message
 from app.gui.chat_feed import ChatFeed
 from app.gui.chat_view import ChatView
+from app.loop.events import History, SentenceProgress, Token, TurnReported, UserTurn
 from tests.test_gui import shot
 
 REPLY = (
@@ -35,11 +36,11 @@ def _view(qtbot) -> tuple[ChatView, ChatFeed]:
 
 def test_a_reply_is_markdown_and_control_tokens_stay_text(qtbot) -> None:
     view, feed = _view(qtbot)
-    feed.handle("user", {"text": "What should I pack for camping? **Really**"})
+    feed.handle(UserTurn("What should I pack for camping? **Really**"))
     for piece in REPLY.split(" "):
-        feed.handle("token", {"text": piece + " "})
-    feed.handle("sentence", {"event": "queued", "index": 0, "text": "Never write"})
-    feed.handle("sentence", {"event": "sentence_started", "index": 0})
+        feed.handle(Token(piece + " "))
+    feed.handle(SentenceProgress("queued", 0, "Never write"))
+    feed.handle(SentenceProgress("sentence_started", 0))
     view.redraw()
     page = view.toHtml()
     assert "font-weight:700" in page and "<li" in page and "monospace" in page
@@ -52,8 +53,8 @@ def test_a_reply_is_markdown_and_control_tokens_stay_text(qtbot) -> None:
 
 def test_copy_link_copies_the_message(qtbot) -> None:
     view, feed = _view(qtbot)
-    feed.handle("user", {"text": "Hello there"})
-    feed.handle("token", {"text": "Hi **Sam**."})
+    feed.handle(UserTurn("Hello there"))
+    feed.handle(Token("Hi **Sam**."))
     view.redraw()
     view.anchorClicked.emit(QUrl("copy:1"))
     assert view.copied == 1
@@ -63,7 +64,7 @@ def test_copy_link_copies_the_message(qtbot) -> None:
 def test_hovering_a_name_says_when_it_was_said(qtbot) -> None:
     view, feed = _view(qtbot)
     said = datetime(2026, 11, 30, 9, 41, 7)
-    feed.handle("history", {"messages": [Message("user", "Good morning", time=said.timestamp())]})
+    feed.handle(History((Message("user", "Good morning", time=said.timestamp()),)))
     view.redraw()
     cursor = view.document().find("Sam", 0, QTextDocument.FindFlag.FindCaseSensitively)
     spot = view.cursorRect(cursor).center() + QPoint(-2, 0)
@@ -77,16 +78,16 @@ def test_redrawing_only_the_newest_message_draws_what_a_full_redraw_draws(qtbot)
     the whole conversation again (text, highlight, links, then the turn's timing line)."""
     view, feed = _view(qtbot)
     history = [Message("user" if i % 2 == 0 else "assistant", f"Line **{i}** here.") for i in range(40)]
-    feed.handle("history", {"messages": history})
-    feed.handle("user", {"text": "And now?"})
+    feed.handle(History(tuple(history)))
+    feed.handle(UserTurn("And now?"))
     view.redraw()
     for piece in REPLY.split(" "):
-        feed.handle("token", {"text": piece + " "})
+        feed.handle(Token(piece + " "))
         view.redraw()
-    feed.handle("sentence", {"event": "queued", "index": 0, "text": "Here is"})
-    feed.handle("sentence", {"event": "sentence_started", "index": 0})
+    feed.handle(SentenceProgress("queued", 0, "Here is"))
+    feed.handle(SentenceProgress("sentence_started", 0))
     view.redraw()
-    feed.handle("turn", {"reply": REPLY, "interrupted": False, "t_first_token_ms": 120.0, "typed": True})
+    feed.handle(TurnReported("", REPLY, interrupted=False, t_first_token_ms=120.0, typed=True))
     view.redraw()
     shot(view, "streamed-into-long-conversation")
     fresh = ChatView("Sam", "Max")

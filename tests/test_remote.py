@@ -285,20 +285,20 @@ def test_the_assistant_speaks_through_the_server_and_remembers_what_was_heard(
     remote = RemoteConfig(server.url, max_tokens=300, temperature=0.0)
     a = make(llm_model, whisper_model, rec, remote=remote, use_microphone=False)
     try:
-        loaded = next(e for e in rec.of("loading") if e.data["part"] == "llm")
-        assert loaded.data["stats"]["server"] == server.url  # the gauge shows the server's memory
+        loaded = next(e for e in rec.of("loading") if e.part == "llm")
+        assert loaded.stats["server"] == server.url  # the gauge shows the server's memory
         a.send_text("Tell me a long story about a dragon who loves tea.")
-        started = lambda e: e.data["event"] == "sentence_started"  # noqa: E731
+        started = lambda e: e.progress == "sentence_started"  # noqa: E731
         first = rec.wait_for("sentence", 60, started)
-        rec.wait_for("sentence", 60, lambda e: started(e) and e.data["index"] > first.data["index"])
+        rec.wait_for("sentence", 60, lambda e: started(e) and e.index > first.index)
         a.interrupt()
         heard = rec.wait_for("heard", 60)
         a.send_text("Thank you!")
-        turn = rec.wait_for("turn", 60, lambda e: e.data["user"] == "Thank you!")
+        turn = rec.wait_for("turn", 60, lambda e: e.user == "Thank you!")
         brain = a.conversation
         assert isinstance(brain, RemoteConversation)
-        assert brain.kept[0].reply == heard.data["text"] and heard.data["unspoken"]  # resent as heard
-        assert turn.data["reply"] and turn.data["server"] == server.url and turn.data["cached_tokens"] == -1
+        assert brain.kept[0].reply == heard.text and heard.unspoken  # resent as heard
+        assert turn.reply and turn.stats["server"] == server.url and turn.cached_tokens == -1
     finally:
         a.shutdown()
 

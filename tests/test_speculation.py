@@ -132,11 +132,11 @@ def test_pause_then_more_speech_withdraws_the_tentative_turn(llm_model, whisper_
     finally:
         a.shutdown()
     assert a.tentative.counts == {"confirmed": 0, "withdrawn": 1}
-    assert [e.data["text"] for e in rec.of("user")] == [turn.data["user"]]
-    user = turn.data["user"].lower()
-    assert "interesting" in user and len(user.split()) > 4 and turn.data["reply"], user  # both halves
+    assert [e.text for e in rec.of("user")] == [turn.user]
+    user = turn.user.lower()
+    assert "interesting" in user and len(user.split()) > 4 and turn.reply, user  # both halves
     assert [m.role for m in a.conversation.history] == ["user", "assistant"]
-    assert whole_turns(a.conversation) == 1 and turn.data["t_confirmed_ms"] is None
+    assert whole_turns(a.conversation) == 1 and turn.t_confirmed_ms is None
     assert_consistent(a.conversation)
 
 
@@ -155,8 +155,8 @@ def test_end_of_speech_confirms_the_tentative_turn(llm_model, whisper_model, hal
         a.shutdown()
     assert a.tentative.counts == {"confirmed": 1, "withdrawn": 0}
     assert a.hearing.early.reused == 1  # whisper ran once
-    assert len(rec.of("user")) == 1 and turn.data["reply"]
-    assert turn.data["t_transcript_ms"] <= turn.data["t_confirmed_ms"] <= turn.data["t_first_audio_ms"]
+    assert len(rec.of("user")) == 1 and turn.reply
+    assert turn.t_transcript_ms <= turn.t_confirmed_ms <= turn.t_first_audio_ms
     assert_consistent(a.conversation)
 
 
@@ -177,6 +177,6 @@ def test_microphone_failure_withdraws_the_tentative_turn(llm_model, whisper_mode
         turn = rec.wait_for("turn", 90)
     finally:
         a.shutdown()
-    assert turn.data["user"] == "Hello!" and turn.data["reply"]
-    assert any(e.data["source"] == "microphone" for e in rec.of("error"))
+    assert turn.user == "Hello!" and turn.reply
+    assert any(e.source == "microphone" for e in rec.of("error"))
     assert [m.role for m in a.conversation.history] == ["user", "assistant"]

@@ -92,6 +92,6 @@ def test_a_damaged_speech_model_is_reported_and_webrtcs_decides(
     wav = espeak("What is the weather like today?", speech_dir / "weather.wav", wpm=140)
     vad = VadConfig(speech_model=damaged)
     rec, _, turn = spoken_turn(virtual_audio, llm_model, whisper_model, wav, max_tokens=8, vad=vad)
-    errors = [e.data for e in rec.of("error") if e.data["source"] == "vad"]
+    errors = [e for e in rec.of("error") if e.source == "vad"]
     assert len(errors) == 1 and "models fetch silero-vad" in errors[0]["message"], errors
-    assert "weather" in turn.data["user"].lower()
+    assert "weather" in turn.user.lower()

@@ -123,7 +123,7 @@ def test_hands_free_turns_are_decided_with_the_turn_model(
     _, a, turn = spoken_turn(
         virtual_audio, llm_model, whisper_model, wav, max_tokens=8, turn_model=turn_model_file, turn_end=rule
     )
-    d = turn.data
+    d = turn.record()
     assert a.hearing.turn_model is not None and d["end_of_turn"] > rule.trailing_at, d
     assert (d["audio_end"] is not None) == (sure_at == 1.0) == sound_counts(d["end_of_turn"], rule), d
     c = a.config
@@ -140,10 +140,10 @@ def test_a_damaged_turn_model_is_reported_and_the_words_decide(
     damaged.write_bytes(b"\x08\x07" + b"\x00" * 1000)
     wav = espeak("What is the weather like today?", speech_dir / "weather.wav", wpm=140)
     rec, _, turn = spoken_turn(virtual_audio, llm_model, whisper_model, wav, max_tokens=8, turn_model=damaged)
-    errors = [e.data for e in rec.of("error") if e.data["source"] == "turn"]
+    errors = [e for e in rec.of("error") if e.source == "turn"]
     assert len(errors) == 1 and "words alone" in errors[0]["message"], errors
     assert "models fetch smart-turn" in errors[0]["message"]
-    assert turn.data["audio_end"] is None and "weather" in turn.data["user"].lower()
+    assert turn.audio_end is None and "weather" in turn.user.lower()
 
 
 @pytest.mark.parametrize("reader", [False, True], ids=["sound-alone", "words-reader"])
@@ -165,7 +165,7 @@ def test_with_a_server_as_the_brain(
         )
     finally:
         server.stop()
-    d, c = turn.data, a.config
+    d, c = turn.record(), a.config
     if reader:
         assert d["end_of_turn"] is not None and d["end_of_turn"] > c.turn_end.trailing_at, d
         assert (d["audio_end"] is not None) == sound_counts(d["end_of_turn"], c.turn_end), d

@@ -34,8 +34,8 @@ def users_after(virtual_audio, a, rec: Recorder, wav: Path, last_word: str) -> l
     for the reply to end; the user's turns the conversation keeps (shuts the assistant down)."""
     try:
         virtual_audio.play_into_mic(wav).wait(30)
-        rec.wait_for("turn", 90, lambda e: last_word in e.data["user"].lower())
-        rec.wait_for("state", 90, lambda e: e.data["state"] == State.IDLE)
+        rec.wait_for("turn", 90, lambda e: last_word in e.user.lower())
+        rec.wait_for("state", 90, lambda e: e.state == State.IDLE)
     finally:
         a.shutdown()
     assert a.conversation is not None
@@ -56,7 +56,7 @@ def test_a_paused_utterance_is_one_turn(virtual_audio, llm_model, whisper_model,
     wav = paused_wav("I was wondering if", "you could tell me a joke.", 0.7, speech_dir / "joke.wav")
     # 1.5 s more: a second turn would come from the tail
     rec, a, _ = spoken_turn(virtual_audio, llm_model, whisper_model, wav, after_s=1.5, max_tokens=8)
-    users = [e.data["text"] for e in rec.of("user")]
+    users = [e.text for e in rec.of("user")]
     assert len(users) == 1 and "could tell" in users[0].lower(), users
     assert a.tentative.counts["withdrawn"] >= 1  # the pause's turn was taken back when speech resumed
 
@@ -134,7 +134,7 @@ def test_a_complete_question_ends_on_a_short_silence(
 ) -> None:
     wav = espeak("What is the weather like today?", speech_dir / "weather.wav", wpm=140)
     _, a, turn = spoken_turn(virtual_audio, llm_model, whisper_model, wav, max_tokens=8)
-    d = turn.data
+    d = turn.record()
     assert d["end_of_turn"] >= 0.2 and d["end_silence_ms"] == TurnEndConfig().short_ms, d
     assert a.tentative.counts["confirmed"] == 1  # (pauses between words withdrew earlier ones)
     assert d["t_confirmed_ms"] <= d["t_first_audio_ms"]  # prepared before, heard only after
@@ -174,7 +174,7 @@ def test_a_withdrawn_speculative_reply_never_sounds(
         samples, sr = stop_recording(recording, out)
         a.shutdown()
     assert a.tentative.counts == {"confirmed": 0, "withdrawn": 1}
-    assert [e.data["text"] for e in rec.of("user")] == [turn.data["user"]] and "cat" in turn.data["user"]
+    assert [e.text for e in rec.of("user")] == [turn.user] and "cat" in turn.user
     env = envelope(samples, sr)  # 10 ms windows from the start of the recording (~t0)
     held_window = env[: int((t_withdrawn - t0 + 0.4) * 100)]
     assert held_window.size and held_window.max() < 0.003, "the withdrawn words were heard"
@@ -202,15 +202,15 @@ def test_push_to_talk_transcribes_at_a_pause_while_held(
         a.release()
         first = rec.wait_for("turn", 90)
         assert a.hearing.early.reused == 1 and a.tentative.counts["confirmed"] == 1
-        assert "france" in first.data["user"].lower()
+        assert "france" in first.user.lower()
 
         a.press()
         virtual_audio.play_into_mic(more).wait(30)
         time.sleep(0.3)
         a.release()
-        second = rec.wait_for("turn", 90, lambda e: e.data["user"] != first.data["user"])
+        second = rec.wait_for("turn", 90, lambda e: e.user != first.user)
     finally:
         a.shutdown()
-    user = second.data["user"].lower()
+    user = second.user.lower()
     assert "wondering" in user and "could tell" in user, user
     assert a.tentative.counts["withdrawn"] >= 1  # "I was wondering if" was not the end

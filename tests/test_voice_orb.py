@@ -19,7 +19,7 @@ def test_the_orb_follows_your_voice_the_work_and_its_voice(
     orb = w.ptt
     assert isinstance(orb, VoiceOrb) and FRAME_MS <= 33  # ≥ 30 frames a second while moving
     levels: list[tuple[str, float]] = []
-    w.bridge.arrived.connect(lambda k, d: levels.append((k, d["rms"])) if k.endswith("level") else None)
+    w.bridge.arrived.connect(lambda e: levels.append((e.kind, e.rms)) if e.kind.endswith("level") else None)
     qtbot.waitUntil(lambda: orb.state == "idle", timeout=30000)
     qtbot.waitUntil(lambda: not orb.animating, timeout=5000)
     still = orb.frames

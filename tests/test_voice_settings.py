@@ -10,6 +10,7 @@ import time
 
 from app.gui.about import AboutDialog
 from app.gui.settings_dialog import SettingsDialog
+from app.loop.events import Event
 from app.loop.settings import AppSettings
 from tests.support.monitor import Monitor
 from tests.test_gui import close_window, open_window, settled, shot
@@ -85,17 +86,17 @@ def test_changing_the_voice_keeps_the_models_loaded(
     w = open_window(qtbot, AppSettings(person="Sam", bot="Max", n_ctx=1024, voice="joe"))
     assistant = w.bridge.assistant
     assert assistant.speaker.voice.engine == "natural"
-    seen: list[tuple[str, dict]] = []
-    w.bridge.arrived.connect(lambda kind, data: seen.append((kind, data)))
+    seen: list[Event] = []
+    w.bridge.arrived.connect(seen.append)
     w.apply_settings(dataclasses.replace(w.settings, voice="gmw/en-us"))
     qtbot.waitUntil(lambda: assistant.speaker.voice is not None and assistant.speaker.voice.id == "gmw/en-us")
     w.bridge.send_text("Say hello.")
-    started = lambda: any(k == "sentence" and d.get("event") == "sentence_started" for k, d in seen)  # noqa: E731
+    started = lambda: any(e.kind == "sentence" and e.progress == "sentence_started" for e in seen)  # noqa: E731
     qtbot.waitUntil(started, timeout=60000)
     settled(qtbot, w)
     assert w.bridge.assistant is assistant and w.loading.isHidden()
-    assert not [d for k, d in seen if k == "loading"], "a model was loaded again"
-    assert not [d for k, d in seen if k == "error"]
+    assert not [e for e in seen if e.kind == "loading"], "a model was loaded again"
+    assert not [e for e in seen if e.kind == "error"]
     close_window(w)
 
 
@@ -108,8 +109,8 @@ def test_renaming_the_assistant_and_the_mode_keep_the_models_loaded(qtbot, confi
     w.bridge.send_text("My name is Robin.")
     qtbot.waitUntil(lambda: len(w.chat.messages) == 2, timeout=60000)
     settled(qtbot, w)
-    seen: list[tuple[str, dict]] = []
-    w.bridge.arrived.connect(lambda kind, data: seen.append((kind, data)))
+    seen: list[Event] = []
+    w.bridge.arrived.connect(seen.append)
     w.apply_settings(dataclasses.replace(w.settings, bot="Aria", hands_free=True))
     assert assistant.config.hands_free and assistant.mics.config.hands_free
     w.apply_settings(dataclasses.replace(w.settings, hands_free=False))
@@ -124,7 +125,7 @@ def test_renaming_the_assistant_and_the_mode_keep_the_models_loaded(qtbot, confi
     qtbot.waitUntil(lambda: len(w.chat.messages) == 4, timeout=60000)
     settled(qtbot, w)
     assert w.bridge.assistant is assistant and w.loading.isHidden()
-    assert not [d for k, d in seen if k == "loading"], "a model was loaded again"
-    assert not [d for k, d in seen if k == "error"]
+    assert not [e for e in seen if e.kind == "loading"], "a model was loaded again"
+    assert not [e for e in seen if e.kind == "error"]
     assert brain.history[-1].name == "Aria"
     close_window(w)

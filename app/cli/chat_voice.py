@@ -12,11 +12,21 @@ import json
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from app.cli.chat_shared import Transcript, llm_config, persona, remote_config
+from app.loop import events
+
+if TYPE_CHECKING:
+    from app.loop.assistant_config import AssistantConfig
 
 
-def assistant_config(args: argparse.Namespace):
+def device(v: str | None) -> int | str | None:
+    """A device flag: an index when it is a number, else a name (None: the default)."""
+    return int(v) if v is not None and str(v).isdigit() else v
+
+
+def assistant_config(args: argparse.Namespace) -> AssistantConfig:
     from app.catalog.catalog import optional_model_path
     from app.catalog.languages import base_language, whisper_model_for
     from app.ears.transcriber import SttConfig, names_prompt
@@ -26,7 +36,6 @@ def assistant_config(args: argparse.Namespace):
     from app.voice.speaker import SpeakerConfig
 
     p = persona(args)
-    device = lambda v: int(v) if v is not None and str(v).isdigit() else v  # noqa: E731
     return AssistantConfig(
         llm=llm_config(args),
         remote=remote_config(args),
@@ -80,7 +89,7 @@ class TerminalView:
         self.args, self.out, self.bot, self.person = args, out, bot, person
         self.ready = threading.Event()
         self.loaded: set[str] = set()
-        self._record: dict | None = None  # the last turn's record, not yet written
+        self._record: dict[str, Any] | None = None  # the last turn's record, not yet written
         self._idle = False  # the assistant's last state was idle
         self._lock = threading.Lock()  # events come from the assistant's threads
 
@@ -90,55 +99,55 @@ class TerminalView:
         if record is not None:
             print(json.dumps(record, ensure_ascii=False, default=str), flush=True)
 
-    def __call__(self, ev) -> None:
+    def __call__(self, ev: events.Event) -> None:
         with self._lock:
             self._show(ev)
 
-    def _show(self, ev) -> None:
-        d = ev.data
-        if ev.kind == "state":
-            self._idle = getattr(d["state"], "value", "") == "idle"
+    def _show(self, ev: events.Event) -> None:
+        if isinstance(ev, events.StateChanged):
+            self._idle = ev.state == events.State.IDLE
         if self._record is not None:
-            if ev.kind == "heard":
-                self._record.update(reply=d["text"], unspoken=d["unspoken"], interrupted=True)
+            if isinstance(ev, events.Heard):
+                self._record.update(reply=ev.text, unspoken=ev.unspoken, interrupted=True)
                 self.flush()
-            elif ev.kind == "user" or (ev.kind == "state" and self._idle):
+            elif isinstance(ev, events.UserTurn) or (isinstance(ev, events.StateChanged) and self._idle):
                 self.flush()
-        if ev.kind == "loading" and d.get("done"):
-            self.loaded.add(d["part"])
-            if {"llm", "whisper"} <= self.loaded:
-                self.ready.set()
-                hint = "press Enter to talk" if self.args.ptt else "start speaking"
-                print(f"[ready: {hint}; Ctrl+C to quit]", file=sys.stderr, flush=True)
-        elif ev.kind == "user":
-            self.out.line(f"{self.person}: {d['text']}")
-            self.out.begin_reply(self.bot)
-        elif ev.kind == "token":
-            self.out.reply_piece(d["text"])
-        elif ev.kind == "turn":
-            self.out.line("")
-            if self.args.jsonl:
-                self.flush()
-                self._record = {"unspoken": "", **d}
-                if d.get("settled") or (self._idle and not d.get("interrupted")):
+        jsonl, note = self.args.jsonl, ""
+        match ev:
+            case events.Loaded(done=True):
+                self.loaded.add(ev.part)
+                if {"llm", "whisper"} <= self.loaded:
+                    self.ready.set()
+                    hint = "press Enter to talk" if self.args.ptt else "start speaking"
+                    note = f"[ready: {hint}; Ctrl+C to quit]"
+            case events.UserTurn():
+                self.out.line(f"{self.person}: {ev.text}")
+                self.out.begin_reply(self.bot)
+            case events.Token():
+                self.out.reply_piece(ev.text)
+            case events.TurnReported():
+                self.out.line("")
+                if jsonl:
                     self.flush()
-        elif ev.kind == "heard" and not self.args.jsonl:
-            said = f'"{d["text"]}"' if d["text"] else "nothing"
-            note = f"[interrupted: {self.bot} said {said}; the rest was not spoken]"
+                    self._record = {"unspoken": "", **ev.record()}
+                    if ev.settled or (self._idle and not ev.interrupted):
+                        self.flush()
+            case events.Heard() if not jsonl:
+                said = f'"{ev.text}"' if ev.text else "nothing"
+                note = f"[interrupted: {self.bot} said {said}; the rest was not spoken]"
+            case events.Retracted(continued=True) if not jsonl:
+                note = f"[you went on after a pause: {self.person}: {ev.text!r} is heard with what follows]"
+            case events.Unanswered():
+                note = f"[{ev.message} You said: {ev.text}]"
+            case events.Transcript(rejected=True):
+                note = f"[nothing heard: {ev.reason}]"
+            case events.Level() if self.args.print_energy:
+                print(f"\r[level {ev.rms:.4f}]", end="", file=sys.stderr, flush=True)
+            case events.Error() | events.Notice() | events.DeviceChanged():
+                note = f"[{'notice' if ev.kind == 'device' else ev.kind}: {ev.message}]"
+        if note:
             print(note, file=sys.stderr, flush=True)
-        elif ev.kind == "retracted" and d.get("continued") and not self.args.jsonl:
-            note = f"[you went on after a pause: {self.person}: {d['text']!r} is heard with what follows]"
-            print(note, file=sys.stderr, flush=True)
-        elif ev.kind == "unanswered":
-            print(f"[{d['message']} You said: {d['text']}]", file=sys.stderr, flush=True)
-        elif ev.kind == "transcript" and d["rejected"]:
-            print(f"[nothing heard: {d['reason']}]", file=sys.stderr, flush=True)
-        elif ev.kind == "level" and self.args.print_energy:
-            print(f"\r[level {d['rms']:.4f}]", end="", file=sys.stderr, flush=True)
-        elif ev.kind in ("error", "notice", "device"):
-            label = "notice" if ev.kind == "device" else ev.kind
-            print(f"[{label}: {d['message']}]", file=sys.stderr, flush=True)
-        if ev.kind == "error" and d.get("source") in ("llm", "whisper"):
+        if isinstance(ev, events.Error) and ev.source in ("llm", "whisper"):
             self.ready.set()
 
 

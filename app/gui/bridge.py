@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
+from app.brain.records import Message
 from app.loop.assistant import Assistant
 from app.loop.assistant_config import AssistantConfig
 from app.loop.events import Event
@@ -27,7 +28,7 @@ log = logging.getLogger(__name__)
 
 
 class AssistantBridge(QObject):
-    arrived = Signal(str, dict)  # an assistant event (kind, data), delivered on the GUI thread
+    arrived = Signal(object)  # an assistant event (app.loop.events.Event), delivered on the GUI thread
     shutdown_done = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -38,7 +39,7 @@ class AssistantBridge(QObject):
         self._muted = False
 
     def _forward(self, ev: Event) -> None:
-        self.arrived.emit(ev.kind, ev.data)
+        self.arrived.emit(ev)
 
     def start(self, config: AssistantConfig) -> None:
         """Start (or restart with new settings) in the background."""
@@ -128,7 +129,7 @@ class AssistantBridge(QObject):
         if self.assistant:
             self.assistant.set_level_updates(enabled)
 
-    def history(self) -> list:
+    def history(self) -> list[Message]:
         conv = self.assistant.conversation if self.assistant else None
         return list(conv.history) if conv else []
 

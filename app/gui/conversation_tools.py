@@ -17,6 +17,7 @@ from app.gui.banners import BannerArea
 from app.gui.bridge import AssistantBridge
 from app.gui.export_path import ask_export_path
 from app.gui.memory_panel import MemoryPanel
+from app.loop.events import MemoryFacts
 from app.loop.settings import AppSettings
 
 
@@ -48,10 +49,10 @@ class ConversationTools:
         self.memory_panel.raise_()
         self._bridge.report_memory()
 
-    def on_memory(self, d: dict) -> None:
-        """The loop's `memory` event: the facts it holds now."""
+    def on_memory(self, ev: MemoryFacts) -> None:
+        """The facts the memory note holds now."""
         if self.memory_panel is not None:
-            self.memory_panel.set_facts(d["facts"])
+            self.memory_panel.set_facts(list(ev.facts))
 
     def export(self, fmt: str) -> None:
         """Conversation → Export: a file dialog, then `export_to`."""

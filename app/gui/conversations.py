@@ -23,6 +23,7 @@ from app.gui.bridge import AssistantBridge
 from app.gui.chat_feed import ChatFeed
 from app.gui.sidebar import Sidebar
 from app.loop.conversation_store import UNTITLED, ConversationStore
+from app.loop.events import History, Switched
 from app.loop.settings import LEGACY_SESSION, AppSettings, conversations_dir
 from app.system.paths import data_dir
 
@@ -103,7 +104,7 @@ class Conversations:
             self._draft.setText(self._drafts.pop(conv_id, ""))
         self.current = conv_id
         self._remember(conv_id)
-        self.feed.handle("history", {"messages": read_history(self.path)})  # at once, from the files
+        self.feed.handle(History(tuple(read_history(self.path))))  # at once, from the files
         switching = self.bridge.open_conversation(self.path, save)
         self.refresh()
         return switching
@@ -164,19 +165,15 @@ class Conversations:
         """A turn ended (and was saved): its title and date in the list."""
         self.refresh()
 
-    def on_switched(self, d: dict) -> None:
+    def on_switched(self, ev: Switched) -> None:
         deleting, self._deleting = self._deleting, []
         for conv_id in deleting:
             self._set_aside(conv_id)
-        if d.get("message"):
-            self._status(d["message"])
-        elif d.get("messages"):
-            how = (
-                "its memory restored as saved"
-                if d.get("resumed")
-                else f"{d.get('replayed_turns', 0)} turns read again"
-            )
-            self._status(f"Conversation opened in {d['ms']:.0f} ms ({how}).")
+        if ev.message:
+            self._status(ev.message)
+        elif ev.messages:
+            how = "its memory restored as saved" if ev.resumed else f"{ev.replayed_turns} turns read again"
+            self._status(f"Conversation opened in {ev.ms:.0f} ms ({how}).")
 
     def closed(self) -> None:
         """The window closed (the assistant has saved): deletions are final now."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 
 from PySide6.QtCore import QByteArray, QEvent, Qt
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent, QHideEvent, QKeySequence, QResizeEvent, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLineEdit,
@@ -37,6 +37,22 @@ from app.gui.theme import theme
 from app.gui.tray import TrayActions, TrayIcon
 from app.gui.voice_orb import VoiceOrb
 from app.gui.widgets import ContextGauge, StatusPill
+from app.loop.events import (
+    Event,
+    Level,
+    MemoryFacts,
+    Notice,
+    OutputLevel,
+    Reset,
+    Retracted,
+    State,
+    StateChanged,
+    Switched,
+    Transcript,
+    TurnReported,
+    Unanswered,
+    UserTurn,
+)
 from app.loop.settings import AppSettings, assistant_config
 
 log = logging.getLogger(__name__)
@@ -235,7 +251,7 @@ class MainWindow(QMainWindow):
     def _fit_sidebar(self) -> None:
         self.sidebar.setVisible(self.settings.sidebar and self.width() >= SIDEBAR_MIN_WIDTH)
 
-    def resizeEvent(self, event) -> None:
+    def resizeEvent(self, event: QResizeEvent) -> None:
         self._fit_sidebar()
         super().resizeEvent(event)
 
@@ -306,15 +322,42 @@ class MainWindow(QMainWindow):
         self.bridge.set_hands_free(new.hands_free)
 
     # ----- events from the core ----------------------------------------------------------------
-    def on_event(self, kind: str, data: dict) -> None:
-        self.feed.handle(kind, data)  # the conversation itself
-        self.problems.handle(kind, data)  # loading and what went wrong
-        handler = getattr(self, f"_on_{kind}", None)  # everything else around it
-        if handler:
-            handler(data)
+    def on_event(self, ev: Event) -> None:
+        """The assistant's events, on the GUI thread: the conversation itself (ChatFeed), loading
+        and what went wrong (Problems), and everything else around them here."""
+        self.feed.handle(ev)
+        self.problems.handle(ev)
+        match ev:
+            case StateChanged():
+                self._on_state(ev.state)
+            case MemoryFacts():
+                self.tools.on_memory(ev)
+            case Level():
+                self.ptt.set_input_level(ev.rms)
+            case OutputLevel():
+                self.ptt.set_output_level(ev.rms)
+            case TurnReported():
+                self.gauge.update_stats(ev.stats)
+                self.conversations.on_saved()
+            case UserTurn():
+                self.conversations.on_user_turn(ev.text)
+            case Switched():
+                self.gauge.update_stats(ev.stats)
+                self.conversations.on_switched(ev)
+            case Reset():
+                self.gauge.update_stats(ev.stats)
+            case Retracted():
+                self.gauge.update_stats(ev.stats)
+                self.conversations.on_retracted(ev.text)
+            case Transcript():
+                self._on_transcript(ev)
+            case Notice():
+                self.status(ev.message)
+            case Unanswered():
+                self._on_unanswered(ev)
 
-    def _on_state(self, d: dict) -> None:
-        state = d["state"].value
+    def _on_state(self, new: State) -> None:
+        state = new.value
         self.pill.set_state(state)
         self.ptt.set_state(state)
         self.tray.set_state(state)
@@ -322,61 +365,31 @@ class MainWindow(QMainWindow):
         if state not in ("speaking", "thinking"):
             self.feed.speech_ended()
 
-    def _on_memory(self, d: dict) -> None:
-        self.tools.on_memory(d)
-
-    def _on_level(self, d: dict) -> None:
-        self.ptt.set_input_level(d["rms"])
-
-    def _on_output_level(self, d: dict) -> None:
-        self.ptt.set_output_level(d["rms"])
-
-    def _on_turn(self, d: dict) -> None:
-        self.gauge.update_stats(d)
-        self.conversations.on_saved()
-
-    def _on_user(self, d: dict) -> None:
-        self.conversations.on_user_turn(d["text"])
-
-    def _on_switched(self, d: dict) -> None:
-        self.gauge.update_stats(d["stats"])
-        self.conversations.on_switched(d)
-
-    def _on_reset(self, d: dict) -> None:
-        self.gauge.update_stats(d)
-
-    def _on_retracted(self, d: dict) -> None:
-        self.gauge.update_stats(d["stats"])
-        self.conversations.on_retracted(d["text"])
-
-    def _on_transcript(self, d: dict) -> None:
+    def _on_transcript(self, ev: Transcript) -> None:
         if self.menu_actions["mute"].isChecked():
             self.statusBar().showMessage(MUTED, 8000)
-        elif d["rejected"] and self.pill.state not in ("thinking", "speaking"):
-            self.statusBar().showMessage(f"Nothing heard ({d['reason']})", 4000)
+        elif ev.rejected and self.pill.state not in ("thinking", "speaking"):
+            self.statusBar().showMessage(f"Nothing heard ({ev.reason})", 4000)
 
-    def _on_notice(self, d: dict) -> None:
-        self.status(d["message"])
-
-    def _on_unanswered(self, d: dict) -> None:
+    def _on_unanswered(self, ev: Unanswered) -> None:
         """Words that found no language model: back into the box, after what it already holds
         (typed and not sent), never lost."""
         typed = self.input.text().rstrip()
-        self.input.setText(f"{typed} {d['text']}" if typed else d["text"])
-        self.statusBar().showMessage(f"{d['message']} Your words are back in the message box.", 10000)
+        self.input.setText(f"{typed} {ev.text}" if typed else ev.text)
+        self.statusBar().showMessage(f"{ev.message} Your words are back in the message box.", 10000)
 
     # ----- visibility: no microphone levels for a window nobody sees ---------------------------
-    def changeEvent(self, event) -> None:
+    def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.WindowStateChange:
             self._want_levels()
         super().changeEvent(event)
 
-    def showEvent(self, event) -> None:
+    def showEvent(self, event: QShowEvent) -> None:
         self.tray.set_window_visible(True)
         self._want_levels()
         super().showEvent(event)
 
-    def hideEvent(self, event) -> None:
+    def hideEvent(self, event: QHideEvent) -> None:
         self.tray.set_window_visible(False)
         self._want_levels()
         super().hideEvent(event)
@@ -385,7 +398,7 @@ class MainWindow(QMainWindow):
         self.bridge.set_level_updates(self.isVisible() and not self.isMinimized())
 
     # ----- closing -----------------------------------------------------------------------------
-    def closeEvent(self, event) -> None:
+    def closeEvent(self, event: QCloseEvent) -> None:
         if self.settings.close_to_tray and self.tray.isVisible() and not self._quitting:
             self.hide()  # keeps running in the tray; the tray's Quit ends it
             event.ignore()

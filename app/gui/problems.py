@@ -18,6 +18,7 @@ from app.catalog.languages import AUTO, language_name
 from app.gui.banners import BannerArea
 from app.gui.model_setup import ModelSetup, missing_default
 from app.gui.widgets import ContextGauge
+from app.loop.events import DeviceChanged, Error, Event, Loaded, TurnReported
 from app.loop.settings import AppSettings
 from app.system.logs import since_start_ms
 
@@ -67,10 +68,16 @@ class Problems:
         """`part` ("llm", "whisper") has loaded in the assistant as it runs now."""
         return part in self._loaded and part not in self._failed
 
-    def handle(self, kind: str, d: dict) -> None:
-        handler = getattr(self, f"_on_{kind}", None)
-        if handler is not None:
-            handler(d)
+    def handle(self, ev: Event) -> None:
+        match ev:
+            case Loaded():
+                self._on_loaded(ev)
+            case TurnReported(gen_tokens=n) if n:
+                self.banners.clear("brain")
+            case DeviceChanged():
+                self._on_device(ev)
+            case Error():
+                self._on_error(ev)
 
     def _part_done(self, part: str, failed: bool = False) -> None:
         """`part` loaded or failed; the progress bar goes when every part has (after a moment
@@ -87,27 +94,23 @@ class Problems:
             log.info("models loaded %.0f ms after the process started", since_start_ms())
             QTimer.singleShot(300, self.loading.hide)
 
-    def _on_loading(self, d: dict) -> None:
-        self.banners.clear(d["part"])  # it loaded: an earlier problem with it is gone
-        if "stats" in d:
-            self.gauge.update_stats(d["stats"])
-        self._part_done(d["part"])
+    def _on_loaded(self, ev: Loaded) -> None:
+        self.banners.clear(ev.part)  # it loaded: an earlier problem with it is gone
+        if ev.stats:
+            self.gauge.update_stats(ev.stats)
+        self._part_done(ev.part)
 
-    def _on_turn(self, d: dict) -> None:
-        if d.get("gen_tokens"):
-            self.banners.clear("brain")
-
-    def _on_device(self, d: dict) -> None:
+    def _on_device(self, ev: DeviceChanged) -> None:
         """A microphone or speaker went away (a banner until it is back) or came back."""
-        source = "microphone" if d["direction"] == "input" else "speaker"
-        if d["change"] == "lost":
-            self.banners.show_message(source, d["message"], "warning", "Settings…", self._open_settings)
+        source = "microphone" if ev.direction == "input" else "speaker"
+        if ev.change == "lost":
+            self.banners.show_message(source, ev.message, "warning", "Settings…", self._open_settings)
         else:
             self.banners.clear(source)
-            self._status(d["message"])
+            self._status(ev.message)
 
-    def _on_error(self, d: dict) -> None:
-        source, msg = d.get("source", ""), d["message"]
+    def _on_error(self, ev: Error) -> None:
+        source, msg = ev.source, ev.message
         if source in PARTS:
             self._part_done(source, failed=True)
             if not self._keep_working(source, msg):

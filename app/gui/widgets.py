@@ -3,6 +3,9 @@ work. (The conversation view is chat_view.py, the push-to-talk orb voice_orb.py.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QFrame,
@@ -58,7 +61,7 @@ class ContextGauge(QProgressBar):
         )
         self.update_stats({})
 
-    def update_stats(self, stats: dict) -> None:
+    def update_stats(self, stats: Mapping[str, Any]) -> None:
         """`stats`: the conversation's context counters; {} means no model is loaded."""
         n_past, n_ctx = stats.get("n_past", 0), stats.get("n_ctx", 1) or 1
         shifts, discarded = stats.get("shifts", 0), stats.get("discarded", 0)

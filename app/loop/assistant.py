@@ -39,6 +39,7 @@ from app.ears import vad
 from app.ears.echo import EchoGuard
 from app.ears.microphone import Level, Microphone
 from app.ears.vad import Segmenter
+from app.loop import events
 from app.loop.assistant_config import AssistantConfig
 from app.loop.continuation import Continuation
 from app.loop.devices import DeviceFaults
@@ -321,11 +322,11 @@ class Assistant:
 
     # ----- callbacks from audio threads -------------------------------------------------------
     def _on_level(self, level: Level) -> None:
-        self.emit(Event("level", {"rms": level.rms, "peak": level.peak}))
+        self.emit(events.Level(level.rms, level.peak))
 
     def _on_output_level(self, rms: float) -> None:
         if self.mics.levels_wanted:  # the voice's level, for a front end that shows it
-            self.emit(Event("output_level", {"rms": rms}))
+            self.emit(events.OutputLevel(rms))
 
     def _on_mic_error(self, message: str) -> None:  # a tentative turn would wait for no end of speech
         self.tentative.withdraw()
@@ -348,8 +349,7 @@ class Assistant:
                 self._set_state(State.IDLE)
         elif ev.kind == "error":
             self._error(ev.message, "tts")
-        data = {"event": ev.kind, "index": ev.index, "text": ev.text, "heard": ev.heard}
-        self.emit(Event("sentence", data))
+        self.emit(events.SentenceProgress(ev.kind, ev.index, ev.text, ev.heard))
 
     # ----- helpers -----------------------------------------------------------------------------
     @property
@@ -392,8 +392,8 @@ class Assistant:
             if state == self.state or (only_from is not None and self.state != only_from):
                 return
             self.state = state
-        self.emit(Event("state", {"state": state}))
+        self.emit(events.StateChanged(state))
 
     def _error(self, message: str, source: str) -> None:
         log.warning("%s: %s", source, message)
-        self.emit(Event("error", {"message": message, "source": source}))
+        self.emit(events.Error(message, source))

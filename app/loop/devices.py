@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable
 
 from app.ears.microphone import Microphone
-from app.loop.events import Event
+from app.loop.events import DeviceChanged, Event
 from app.system.pulse_watch import DeviceChange, PulseWatch
 
 log = logging.getLogger(__name__)
@@ -60,8 +60,7 @@ class DeviceFaults:
             )
         else:
             message = f"The speaker “{name}” is back."
-        data = {"direction": change.direction, "change": change.change, "message": message}
-        self._emit(Event("device", data))
+        self._emit(DeviceChanged(change.direction, change.change, message))
 
     def _input_changed(self, change: DeviceChange, name: str) -> str:
         hears = change.hears_microphone

@@ -52,8 +52,9 @@ from app.ears.transcriber import SttConfig, Transcriber, Transcript
 from app.ears.turn_model import TurnModel, TurnModelUnavailable
 from app.ears.vad import RATE, VadConfig
 from app.ears.wake import strip_wake_command
+from app.loop import events
 from app.loop.continuation import Continuation, Ended
-from app.loop.events import Event, State
+from app.loop.events import Event, Loaded, Notice, State
 from app.loop.tentative_turns import TentativeTurns
 from app.loop.turn import Turn
 from app.system.cpu import core_taken
@@ -139,7 +140,7 @@ class Hearing:
             log.info("speech recognition ready (%s)", Path(self.stt.model_path).name)
             self._load_turn_model()  # before "loaded": the first pause may need it
             self._load_speech_model()
-            self._emit(Event("loading", {"part": "whisper", "done": True}))
+            self._emit(Loaded("whisper"))
         except Exception as exc:  # missing/corrupt model, library failure: keep typing usable
             self._error(f"Speech recognition unavailable: {exc}", "whisper")
         early = EarlyTranscription(self.transcriber, self._aborting) if self.transcriber else None
@@ -251,8 +252,9 @@ class Hearing:
         self.last_utterance = audio
         result = early.final(audio, end_sample, self._language_of(audio))
         self._language = None  # the next utterance finds its own
-        fields = ("text", "rejected", "reason", "prob", "language")
-        self._emit(Event("transcript", {k: getattr(result, k) for k in fields}))
+        self._emit(
+            events.Transcript(result.text, result.rejected, result.reason, result.prob, result.language)
+        )
         if not self.continuation.deliver(ended, lambda: self._turn_of(result, t_end)):
             self.tentative.withdraw()  # the user went on: these words head the next utterance
             log.info("the user went on after the pause: %r continues", result.text)
@@ -266,7 +268,7 @@ class Hearing:
         text = self._turn_text(result)
         if not text:
             if not result.rejected:
-                self._emit(Event("notice", {"message": "wake command not heard; ignored"}))
+                self._emit(Notice("wake command not heard; ignored"))
             if not self._answering():
                 self._set_state(State.IDLE)
             return None

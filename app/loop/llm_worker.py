@@ -23,7 +23,18 @@ from app.brain.persona import Persona
 from app.brain.session_files import PERSONA_CHANGED, read_history
 from app.brain.shared_memory import SharedMemory
 from app.loop.assistant_config import AssistantConfig
-from app.loop.events import Event, State, unanswered
+from app.loop.events import (
+    Event,
+    History,
+    Loaded,
+    MemoryFacts,
+    Notice,
+    Reset,
+    State,
+    Switched,
+    Unanswered,
+    messages_of,
+)
 from app.loop.responder import Responder
 from app.loop.turn import Turn
 from app.system import heap
@@ -102,7 +113,7 @@ class LlmWorker:
     # ----- the llm thread ----------------------------------------------------------------------
     def _report_memory(self) -> None:
         facts = self.brain.remembered() if self.brain is not None else []
-        self._emit(Event("memory", {"facts": [(f.key, told_to_you(f)) for f in facts]}))
+        self._emit(MemoryFacts(tuple((f.key, told_to_you(f)) for f in facts)))
 
     def _share_memory(self, path: Path | None) -> None:
         self.config = dataclasses.replace(self.config, shared_memory=path)  # also for a later load
@@ -141,13 +152,13 @@ class LlmWorker:
             brain = open_brain(c.llm, c.remote, c.persona)
             self.brain = brain
             if problem := getattr(brain, "words_problem", ""):  # a server brain's words reader
-                self._emit(Event("notice", {"message": problem}))
+                self._emit(Notice(problem))
             if c.session_dir:
                 res = load_session(brain, c.session_dir)
                 if res.message:
-                    self._emit(Event("notice", {"message": res.message}))
+                    self._emit(Notice(res.message))
                 if brain.history:
-                    self._emit(Event("history", {"messages": list(brain.history)}))
+                    self._emit(History(messages_of(brain.history)))
             if c.shared_memory is not None:
                 brain.share_memory(SharedMemory(c.shared_memory))
             self.responder = Responder(
@@ -165,13 +176,13 @@ class LlmWorker:
                 self.responder.mark_saved()
             self.on_loaded(brain)
             log.info("language model ready (%s)", c.remote.url if c.remote else Path(c.llm.model_path).name)
-            self._emit(Event("loading", {"part": "llm", "done": True, "stats": brain.context_stats()}))
+            self._emit(Loaded("llm", stats=brain.context_stats()))
         except Exception as exc:
             self._error(f"Language model unavailable: {exc}", "llm")
 
     def _unanswered(self, turn: Turn) -> None:
         """No language model: the words are handed back (front ends keep them), not dropped."""
-        self._emit(unanswered(turn.text, "No language model is loaded, so this was not answered."))
+        self._emit(Unanswered(turn.text, "No language model is loaded, so this was not answered."))
         if not self._listening():
             self._set_state(State.IDLE)
 
@@ -180,7 +191,7 @@ class LlmWorker:
             self.brain.reset()
             if self.config.session_dir:
                 save_session(self.brain, self.config.session_dir)
-            self._emit(Event("reset", self.brain.context_stats()))
+            self._emit(Reset(self.brain.context_stats()))
 
     def _change_persona(self, persona: Persona) -> None:
         self.config = dataclasses.replace(self.config, persona=persona)  # also for a later load
@@ -188,11 +199,11 @@ class LlmWorker:
             change_persona(self.brain, persona)
             if self.config.session_dir:
                 save_session(self.brain, self.config.session_dir)
-            self._emit(Event("notice", {"message": PERSONA_CHANGED}))
+            self._emit(Notice(PERSONA_CHANGED))
 
     def _open(self, directory: Path, save: bool) -> None:
         self.config.session_dir = directory  # also where a model loaded later would resume
         if self.responder is not None:
             self.responder.open_session(directory, save)
         else:  # no model: the saved words are still shown
-            self._emit(Event("switched", {"messages": read_history(directory), "ms": 0.0, "stats": {}}))
+            self._emit(Switched(tuple(read_history(directory))))

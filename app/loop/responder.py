@@ -22,7 +22,20 @@ from typing import Any
 
 from app.brain.brain import Brain, BrainError, load_session, save_session
 from app.brain.records import Message
-from app.loop.events import Event, State, unanswered
+from app.loop.events import (
+    Event,
+    Heard,
+    Notice,
+    Retracted,
+    SentenceProgress,
+    State,
+    Switched,
+    Token,
+    Unanswered,
+    UserTurn,
+    VersionChosen,
+    messages_of,
+)
 from app.loop.turn import Turn
 from app.loop.turn_gate import SpeculativeStart
 from app.voice.sentences import SentenceSplitter, speakable
@@ -89,7 +102,7 @@ class Responder:
             for piece in self.conversation.stream(turn.text, turn.cancel, self._gate, turn.language):
                 turn.stamps.setdefault("first_token", time.perf_counter())
                 turn.reply += piece
-                self._show(Event("token", {"text": piece}))
+                self._show(Token(piece))
                 for sentence in splitter.feed(piece):
                     self._speak(turn, sentence)
             if not turn.cancel.is_set() and not turn.withdrawn:
@@ -99,7 +112,7 @@ class Responder:
             log.log(logging.WARNING if isinstance(exc, BrainError) else logging.ERROR, "no reply: %s", exc)
             self._error(str(exc) if isinstance(exc, BrainError) else f"Generation failed: {exc}", "brain")
             if not turn.reply and not turn.withdrawn:  # nothing was said: the words go back, not lost
-                self._emit(unanswered(turn.text, "The assistant could not answer."))
+                self._emit(Unanswered(turn.text, "The assistant could not answer."))
         self.current = None
         if turn.withdrawn or (self._gate is not None and not self._gate.confirmed):
             return
@@ -169,7 +182,7 @@ class Responder:
             return
         log.info("barge-in: %d of %d reply characters were heard and are remembered", len(heard), len(full))
         self.save_session()
-        self._emit(Event("heard", {"text": heard, "unspoken": unspoken}))
+        self._emit(Heard(heard, unspoken))
 
     def retry(self) -> None:
         """llm thread: answer the newest exchange again (Retry): it leaves the conversation
@@ -180,11 +193,10 @@ class Responder:
         language = history[-2].language if len(history) >= 2 else ""
         text = self.conversation.retract_last_turn()
         if text is None or last is None:
-            self._emit(Event("notice", {"message": "There is no finished reply to retry."}))
+            self._emit(Notice("There is no finished reply to retry."))
             return
         self.last_answered = None
-        data = {"text": text, "stats": self.conversation.context_stats(), "continued": False}
-        self._emit(Event("retracted", data))
+        self._emit(Retracted(text, continued=False, stats=self.conversation.context_stats()))
         earlier = last.versions or [last.text]
         self.run(Turn(text, time.perf_counter(), typed=True, earlier=earlier, language=language))
 
@@ -199,11 +211,11 @@ class Responder:
             return
         if index != last.version or last.text != last.versions[index]:
             if not self.conversation.amend_last_reply(last.versions[index], interrupted=False):
-                self._emit(Event("notice", {"message": "That answer can no longer be chosen."}))
+                self._emit(Notice("That answer can no longer be chosen."))
                 return
             last.version = index
             self.save_session()
-        self._emit(Event("version", {"text": last.text, "version": index, "versions": list(last.versions)}))
+        self._emit(VersionChosen(last.text, index, tuple(last.versions)))
 
     def take_back(self, turn: Turn) -> None:
         """llm thread: the user went on talking after `turn` ended (continuation.py): its
@@ -218,8 +230,7 @@ class Responder:
         self.last_answered = None
         self.save_session(even_empty=True)  # the saved copy must not keep it either
         log.info("turn taken back, the user went on: %r", text)
-        data = {"text": text, "stats": self.conversation.context_stats(), "continued": True}
-        self._emit(Event("retracted", data))
+        self._emit(Retracted(text, continued=True, stats=self.conversation.context_stats()))
 
     def open_session(self, directory: Path, save: bool = True) -> None:
         """llm thread: save this conversation (unless `save` is False: it is being deleted),
@@ -238,15 +249,16 @@ class Responder:
             self.mark_saved()
         ms = (time.perf_counter() - t0) * 1000
         log.info("conversation %s opened in %.0f ms (resumed=%s)", directory.name, ms, result.resumed)
-        data = {
-            "messages": list(self.conversation.history),
-            "resumed": result.resumed,
-            "replayed_turns": result.replayed_turns,
-            "message": result.message,
-            "ms": ms,
-            "stats": self.conversation.context_stats(),
-        }
-        self._emit(Event("switched", data))
+        self._emit(
+            Switched(
+                messages_of(self.conversation.history),
+                ms=ms,
+                resumed=result.resumed,
+                replayed_turns=result.replayed_turns,
+                message=result.message,
+                stats=self.conversation.context_stats(),
+            )
+        )
 
     def save_session(self, even_empty: bool = False) -> None:
         """llm thread: write the session (when there is one, and something to keep unless
@@ -280,7 +292,7 @@ class Responder:
     def _begin_reply(self, turn: Turn) -> None:
         """The turn is certain: show it and start answering."""
         self.speaking = turn
-        self._emit(Event("user", {"text": turn.text, "language": turn.language}))
+        self._emit(UserTurn(turn.text, turn.language))
         self._set_state(State.THINKING)
         if self.heard_ok and self.speaker.available:
             self.speaker.say(self.heard_ok)
@@ -308,7 +320,7 @@ class Responder:
             else self.speaker.say(spoken, language=language)
         )
         turn.heard.queued(index, sentence, turn.reply)
-        self._show(Event("sentence", {"event": "queued", "index": index, "text": sentence}))
+        self._show(SentenceProgress("queued", index, sentence))
         if first and index > 0 and hasattr(self.speaker, "wait_synthesized"):
             # the first audio is what the user waits for: its synthesis gets the cores (the
             # next tokens are needed only once it has played, a second or more from now)
@@ -328,16 +340,19 @@ class Responder:
         ):
             time.sleep(0.01)
         stats = self.conversation.last_stats
-        data = turn.report(reply, stats, self.conversation.context_stats())
-        data["unspoken"] = message.unspoken if message is not None and turn.settled else ""
-        # Cut and already remembered as heard: no `heard` event follows for this turn.
-        data["settled"] = turn.settled
+        report = turn.report(reply, stats, self.conversation.context_stats())
+        report = dataclasses.replace(
+            report,
+            unspoken=message.unspoken if message is not None and turn.settled else "",
+            settled=turn.settled,  # cut and already remembered as heard: no `Heard` follows
+        )
         if message is not None:
-            message.details = {k: v for k, v in data.items() if k not in ("user", "reply")}
+            message.details = {k: v for k, v in report.record().items() if k not in ("user", "reply")}
             if message.versions:
-                data.update(versions=list(message.versions), version=message.version)
-        self._emit(Event("turn", data))
+                versions = tuple(message.versions)
+                report = dataclasses.replace(report, versions=versions, version=message.version)
+        self._emit(report)
         if stats is not None and stats.notice:
-            self._emit(Event("notice", {"message": stats.notice}))
+            self._emit(Notice(stats.notice))
         if self.speaking is turn and not self.speaker.busy and self.current is None:
             self._set_state(State.IDLE)

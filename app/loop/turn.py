@@ -11,12 +11,13 @@ talking, barge-in, shutdown) and the conversation takes the turn back.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 from app.brain.records import TurnStats
+from app.loop.events import TurnReported
 from app.loop.heard import HeardReply
 
 
@@ -87,35 +88,36 @@ class Turn:
     def _after_speech_ms(self, t: float | None) -> float | None:
         return round((t - self.t_speech_end) * 1000, 1) if t is not None else None
 
-    def report(self, reply: str, stats: TurnStats | None, context: dict[str, int]) -> dict[str, Any]:
-        """The `turn` event's data (also the `--jsonl` record of voice chat)."""
-        data: dict[str, Any] = {
-            "user": self.text,
-            "reply": reply,
-            "typed": self.typed,
-            "interrupted": self.cancel.is_set(),
-            "t_speech_end": self.t_speech_end,
-            "t_transcript_ms": self._after_speech_ms(self.t_transcript),
-            "stt_ms": round(self.stt_ms, 1),
-            "t_confirmed_ms": self._after_speech_ms(self.stamps.get("confirmed")),
-            "t_first_token_ms": self._after_speech_ms(self.stamps.get("first_token")),
-            "t_first_sentence_ms": self._after_speech_ms(self.stamps.get("first_sentence")),
-            "t_first_audio_ms": self._after_speech_ms(self.stamps.get("first_audio")),
-            "t_end_of_turn_ms": self._after_speech_ms(self.stamps.get("end_of_turn")),
-            "end_of_turn": None if self.end_of_turn is None else round(self.end_of_turn, 5),
-            "end_silence_ms": self.end_silence_ms,
-            "pitch_end": None if self.pitch_end is None else round(self.pitch_end, 3),
-            "audio_end": None if self.audio_end is None else round(self.audio_end, 4),
-        }
-        if stats is not None:
-            data.update(
-                turn=stats.turn,
-                prompt_tokens=stats.prompt_tokens,
-                gen_tokens=stats.gen_tokens,
-                t_prompt_ms=round(stats.t_prompt_ms, 1),
-                t_gen_ms=round(stats.t_gen_ms, 1),
-                **context,
-            )
-            if stats.thinking:
-                data["thinking"] = stats.thinking
-        return data
+    def report(self, reply: str, stats: TurnStats | None, context: dict[str, int]) -> TurnReported:
+        """The `turn` event (its `record()` is also the `--jsonl` record of voice chat)."""
+        after = self._after_speech_ms
+        report = TurnReported(
+            user=self.text,
+            reply=reply,
+            typed=self.typed,
+            interrupted=self.cancel.is_set(),
+            t_speech_end=self.t_speech_end,
+            t_transcript_ms=after(self.t_transcript),
+            stt_ms=round(self.stt_ms, 1),
+            t_confirmed_ms=after(self.stamps.get("confirmed")),
+            t_first_token_ms=after(self.stamps.get("first_token")),
+            t_first_sentence_ms=after(self.stamps.get("first_sentence")),
+            t_first_audio_ms=after(self.stamps.get("first_audio")),
+            t_end_of_turn_ms=after(self.stamps.get("end_of_turn")),
+            end_of_turn=None if self.end_of_turn is None else round(self.end_of_turn, 5),
+            end_silence_ms=self.end_silence_ms,
+            pitch_end=None if self.pitch_end is None else round(self.pitch_end, 3),
+            audio_end=None if self.audio_end is None else round(self.audio_end, 4),
+        )
+        if stats is None:
+            return report
+        return dataclasses.replace(
+            report,
+            turn=stats.turn,
+            prompt_tokens=stats.prompt_tokens,
+            gen_tokens=stats.gen_tokens,
+            t_prompt_ms=round(stats.t_prompt_ms, 1),
+            t_gen_ms=round(stats.t_gen_ms, 1),
+            thinking=stats.thinking,
+            stats=dict(context),
+        )

@@ -26,7 +26,7 @@ from app.ears.echo import EchoGuard
 from app.ears.vad import RATE, Segmenter, SegmentEvent
 from app.loop.assistant_config import AssistantConfig
 from app.loop.continuation import Continuation
-from app.loop.events import Event, State
+from app.loop.events import Event, Notice, State
 from app.loop.hearing import Queued
 from app.loop.responder import Responder
 from app.loop.turn import Turn
@@ -83,7 +83,7 @@ class Utterances:
         listening = a.listening()
         if listening and mic_utterance_s is not None and mic_utterance_s >= config.vad.max_utterance_s:
             # Push-to-talk held past the cap: transcribe what we have rather than lose its head.
-            a.emit(Event("notice", {"message": "long utterance: sent at the configured limit"}))
+            a.emit(Notice("long utterance: sent at the configured limit"))
             a.release()
             return
         if listening:  # push-to-talk: pauses start whisper early (hearing.py)
@@ -96,7 +96,7 @@ class Utterances:
         if verdict.barge and (state in (State.THINKING, State.SPEAKING) or a.voice_busy()):
             log.info("barge-in: the user is talking over the assistant")
             a.interrupt()
-            a.emit(Event("notice", {"message": "barge-in"}))
+            a.emit(Notice("barge-in"))
         if verdict.audio is not None:
             self._segmenter.feed(verdict.audio)
         else:
@@ -127,7 +127,7 @@ class Utterances:
             ended = self._continuation.ended(audio, t_end)
         elif ev.kind == "capped":
             self._continuation.forget()
-            a.emit(Event("notice", {"message": "long utterance cut at the configured limit"}))
+            a.emit(Notice("long utterance cut at the configured limit"))
         if ev.kind != "pause":
             a.set_state(State.TRANSCRIBING)
         self._stt_q.put((audio, t_end, ev.end_sample, ev.kind != "pause", ended))
@@ -146,7 +146,7 @@ class Utterances:
         if turn is not None and r is not None:
             a.interrupt()
             a.take_back(lambda: r.take_back(turn))
-        a.emit(Event("notice", {"message": "You went on after a pause: heard as one turn"}))
+        a.emit(Notice("You went on after a pause: heard as one turn"))
 
     def brain_loaded(self, brain: Brain) -> None:
         """llm thread: a brain that reads no end-of-turn probability (a server without the local

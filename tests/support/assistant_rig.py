@@ -23,7 +23,7 @@ class Recorder:
 
     def __call__(self, ev: Event) -> None:
         if ev.kind == "level":
-            self.max_level = max(self.max_level, ev.data["rms"])
+            self.max_level = max(self.max_level, ev.rms)
         else:
             self.events.append(ev)
             self.q.put(ev)
@@ -42,11 +42,9 @@ class Recorder:
     def story(self, n: int = 30) -> list[str]:
         """The last `n` events but the level meters, with what the telling ones said."""
         told = ("turn", "notice", "transcript", "heard", "error", "state", "nothing_heard")
-        return [
-            f"{e.kind}: {dict(list(e.data.items())[:4])}" if e.kind in told else e.kind
-            for e in self.events
-            if e.kind != "output_level"
-        ][-n:]
+        return [repr(e)[:200] if e.kind in told else e.kind for e in self.events if e.kind != "output_level"][
+            -n:
+        ]
 
     def of(self, kind: str) -> list[Event]:
         return [e for e in self.events if e.kind == kind]
@@ -64,7 +62,7 @@ def make(llm_model: Path, whisper_model: Path, rec: Recorder, **kw) -> Assistant
     a = Assistant(cfg, rec)
     a.start()
     deadline = time.monotonic() + 60
-    while {e.data["part"] for e in rec.of("loading")} != {"llm", "whisper"}:
+    while {e.part for e in rec.of("loading")} != {"llm", "whisper"}:
         assert time.monotonic() < deadline, "models did not load"
         time.sleep(0.05)
     return a
@@ -85,7 +83,7 @@ def spoken_turn(
             audio.play_into_mic(w).wait(30)
             turn = rec.wait_for("turn", 90)
             if i < len(wavs) - 1:
-                rec.wait_for("state", 90, lambda e: e.data["state"] == State.IDLE)
+                rec.wait_for("state", 90, lambda e: e.state == State.IDLE)
         time.sleep(after_s)
     finally:
         a.shutdown()
