@@ -32,12 +32,13 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from bench.common import ROOT, emit, speak_16k, words
+from bench.common import ROOT, emit, words
 from bench.echo_replay import EchoRecorder
 from bench.idle import noise_wav
 from tests.support.echo_rig import EchoRig, onset_position, room
 from tests.support.monitor import Monitor
 from tests.support.pulse import VirtualAudio
+from tests.support.speech import speak_16k
 
 MICS = {"headset": None, "room-20": -20.0, "room-10": -10.0, "room-20-drift": -20.0}
 DEFAULT_MICS = "headset,room-20,room-10"  # room-20-drift: two devices' clocks (known limit)

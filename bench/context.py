@@ -34,7 +34,7 @@ from app.brain.persona import PINNED_TIME, Persona
 from app.brain.sampling import SamplingConfig
 from app.catalog.catalog import default_model_path
 from bench.common import emit
-from bench.phrases import TOPICS
+from tests.support.phrases import TOPICS
 
 N_CTX = 512
 MAX_TOKENS = 16

@@ -31,7 +31,7 @@ import numpy as np
 
 from app.ears.echo import EchoConfig, EchoGuard
 from app.ears.vad import FRAME
-from bench.common import ROOT  # noqa: F401  (puts the repository on sys.path)
+from bench.common import ROOT  # noqa: F401  (puts the repository on sys.path
 
 BLOCK, JUDGED = 0, 1
 

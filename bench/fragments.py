@@ -2,7 +2,7 @@
 
 A push-to-talk key that ends a hold too early hands whisper pieces of a question; whisper tiny
 turns pieces into its stock phrases ("Thanks for watching.", "Okay, okay, okay…"). Three sets,
-each in every voice of bench/voices.py (espeak-ng voices, and Piper's natural voice when
+each in every voice of tests/support/voices.py (espeak-ng voices, and Piper's natural voice when
 installed), through the app's own `Transcriber` (default model, default settings):
 - `subword`: slices of 60-180 ms at random places inside the questions' speech: shorter than
   any word (the shortest answers below hold 260 ms or more), never a turn (target 0);
@@ -28,9 +28,9 @@ import numpy as np
 from app.catalog.catalog import default_model_path
 from app.ears.hallucinations import caption_phrase, stock_phrase, unloop
 from app.ears.transcriber import SttConfig, Transcriber
-from bench import voices
 from bench.common import emit
-from bench.phrases import PHRASES
+from tests.support import voices
+from tests.support.phrases import PHRASES
 
 RATE = 16000
 ANSWERS = ("Okay.", "Thanks.", "Five.", "Yes.", "No.", "Sure.", "Thank you.", "Bye.", "Seven.", "Nope.")

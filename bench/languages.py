@@ -3,7 +3,7 @@ what Automatic costs against a fixed language.
 
 Seven languages, three scripts besides Latin (Cyrillic: Russian; Han: Chinese; Japanese's kana
 and kanji), five questions each, spoken by every voice this machine has for the language
-(bench/voices.py: voices made from recordings of people, MBROLA for French, German and Spanish,
+(tests/support/voices.py: voices made from recordings of people, MBROLA for French, German and Spanish,
 RHVoice for Russian, Open JTalk for Japanese, Piper's joe for English; and espeak-ng's own for
 each but Japanese). Each clip is transcribed by every model asked for (default: the English-only
 default tiny.en-q4_0 and the multilingual base-q5_1; any ggml file by path, e.g. the hub's small)
@@ -34,7 +34,7 @@ from app.catalog import catalog
 from app.catalog.languages import AUTO, english_only
 from app.ears.vad import FRAME, RATE, Segmenter, VadConfig
 from bench.common import emit, wer
-from bench.voices import voices_for
+from tests.support.voices import voices_for
 
 # (language, questions)
 CLIPS: list[tuple[str, list[str]]] = [

@@ -51,13 +51,14 @@ import soundfile as sf
 
 from app.brain.records import RemoteConfig
 from app.loop.turn_end import TurnEndConfig
-from bench.common import before_pause, emit, pct
+from bench.common import emit, pct
 from bench.latency_rig import Rig
 from bench.latency_trials import STAGES, PausedClip, ask, paused_one, paused_summary, push_to_talk, sequential
-from bench.phrases import PAUSED, PHRASES
 from bench.turn_rules import EARLIER_WORDS
-from bench.voices import MBROLA_EN, PIPER, available, said_apart, said_through, speak
+from tests.support.phrases import PAUSED, PHRASES
 from tests.support.pulse import VirtualAudio
+from tests.support.speech import before_pause
+from tests.support.voices import MBROLA_EN, PIPER, available, said_apart, said_through, speak
 
 
 def summary(d: dict[str, list[float]]) -> dict:
@@ -81,7 +82,7 @@ def question_wavs(tmp: Path, voice: str, n: int) -> list[Path]:
 
 def paused_wavs(tmp: Path, voice: str) -> dict[str, list[PausedClip]]:
     """PAUSED utterances with 500, 600, 700, 800 ms of silence between head and tail, said
-    `through` and `apart` (bench/voices.py) by `voice`."""
+    `through` and `apart` (tests/support/voices.py) by `voice`."""
     out: dict[str, list[PausedClip]] = {"through": [], "apart": []}
     name = voice.replace(":", "_")
     for i, (head, tail) in enumerate(PAUSED):

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from bench.common import until_quiet
 from bench.latency_rig import Rig
 from bench.thread_cpu import cpu_by_thread, spent
 from tests.support.pulse import VirtualAudio
+from tests.support.speech import until_quiet
 
 LOUD = 0.003
 STAGES = ("transcript", "end_of_turn", "confirmed", "first_token", "first_sentence", "first_audio", "heard")

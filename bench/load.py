@@ -25,7 +25,7 @@ from app.brain.records import LlmConfig
 from app.brain.sampling import SamplingConfig
 from app.catalog.catalog import default_model_path
 from bench.common import emit
-from bench.longchat_script import LINES
+from tests.support.longchat_script import LINES
 
 SETTINGS = {"auto": None, "fixed-1": 1, "fixed-2": 2}
 

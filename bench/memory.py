@@ -32,8 +32,9 @@ from app.brain.conversation import Conversation, LlmConfig
 from app.brain.persona import PINNED_TIME, Persona
 from app.brain.sampling import SamplingConfig
 from bench.common import emit, model_path
-from bench.longchat import FIRST_SCORED, MAX_TOKENS, scores
-from bench.longchat_script import LINES
+from bench.longchat import MAX_TOKENS
+from tests.support.longchat_script import LINES
+from tests.support.topic_scores import FIRST_SCORED, scores
 
 # (statement, question, expected word in the reply)
 FACTS = [

@@ -16,8 +16,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np
 
-from bench.common import emit, speak_16k, until_quiet
-from bench.phrases import PAUSED
+from bench.common import emit
+from tests.support.phrases import PAUSED
+from tests.support.speech import speak_16k, until_quiet
 
 GAPS_S = (0.6, 0.9, 1.2)
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from bench.common import before_pause, emit, speak_16k, spoken_through, until_quiet
-from bench.phrases import PAUSED, PHRASES, STT_EXTRA
+from bench.common import emit
+from tests.support.phrases import PAUSED, PHRASES, STT_EXTRA
+from tests.support.speech import before_pause, speak_16k, spoken_through, until_quiet
 
 VOICES = ("en-us", "en-gb", "en-gb-scotland", "en-029", "en-gb-x-rp", "en-us+f3")
 PAUSE_S = 0.7

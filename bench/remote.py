@@ -33,7 +33,7 @@ from app.brain.records import RemoteConfig
 from app.brain.remote import RemoteConversation
 from app.catalog.catalog import default_model_path
 from bench.common import emit
-from bench.longchat_script import LINES
+from tests.support.longchat_script import LINES
 from tests.support.servers import LlamaServer
 
 

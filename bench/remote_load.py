@@ -23,7 +23,7 @@ from app.brain.persona import PINNED_TIME, Persona
 from app.brain.records import RemoteConfig
 from app.brain.remote import RemoteConversation
 from bench.common import pct
-from bench.longchat_script import LINES
+from tests.support.longchat_script import LINES
 from tests.support.servers import CppServer
 
 

@@ -24,8 +24,9 @@ import numpy as np
 from app.catalog.catalog import default_entry, find_entry, models_dir
 from app.ears.transcriber import FULL_AUDIO_CTX, SttConfig, Transcriber
 from app.ears.vad import RATE, Segmenter, VadConfig, talk_llama_vad
-from bench.common import emit, pct, speak_16k, wer
-from bench.phrases import PHRASES, STT_EXTRA
+from bench.common import emit, pct, wer
+from tests.support.phrases import PHRASES, STT_EXTRA
+from tests.support.speech import speak_16k
 
 VOICES = ("en-us", "en-gb", "en-gb-x-rp", "en-029", "en-gb-scotland", "en-gb-x-gbclan")
 SETTINGS = (("auto", None), ("full", FULL_AUDIO_CTX))

@@ -25,7 +25,7 @@ from app.brain.persona import PINNED_TIME, Persona
 from app.brain.records import Message
 from app.catalog.catalog import default_model_path
 from bench.common import emit, pct
-from bench.phrases import TOPICS
+from tests.support.phrases import TOPICS
 
 
 def _exchanges(n: int) -> list[tuple[str, str]]:

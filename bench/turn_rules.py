@@ -1,7 +1,7 @@
 """How a hands-free turn's end is decided, compared offline on the same clips (issue #33).
 
 For each voice (espeak-ng's four English voices, MBROLA's us2 when installed and the natural
-voice, bench/voices.py) and each
+voice, tests/support/voices.py) and each
 clip: the 12 complete questions (PHRASES) and the 12 paused utterances (PAUSED) cut at their
 pause, spoken two ways — `through` (one sentence, cut where the tail begins: the voice is
 mid-sentence) and `apart` (the head said alone: it ends like a finished sentence, so only the
@@ -38,9 +38,11 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np
 
-from bench.common import before_pause, emit, until_quiet
-from bench.phrases import PAUSED, PHRASES
-from bench.voices import available, family, said_apart, said_through, speak
+from bench.common import emit
+from tests.support.gates import ReadingGate
+from tests.support.phrases import PAUSED, PHRASES
+from tests.support.speech import until_quiet
+from tests.support.voices import available, family, said_apart, said_through, speak, through_head
 
 RESULT = Path(__file__).parent / "results" / "turn_rules.json"
 PAUSE_AT_S = 0.02  # the segmenter's `pause` event comes after 20 ms of silence
@@ -50,23 +52,6 @@ PAUSED_KINDS = ("through", "apart")
 
 def pause_s(i: int) -> float:
     return 0.5 + 0.1 * (i % 4)
-
-
-def through_head(head: str, tail: str, voice: str, pause: float) -> np.ndarray:
-    """The head of one sentence said through, up to its last sound before the tail."""
-    return before_pause(said_through(head, tail, pause, voice), pause, keep_s=0.0)
-
-
-class Gate:
-    """Reads the words' end-of-turn probability, then withdraws the tentative turn."""
-
-    end_of_turn: float | None = None
-
-    def evaluated(self, end_of_turn: float | None) -> None:
-        self.end_of_turn = end_of_turn
-
-    def decide(self, must: bool) -> bool | None:
-        return False
 
 
 def heard_pause_ms(clip: np.ndarray, model: object) -> int:
@@ -122,7 +107,7 @@ def measure(voices: list[str]) -> tuple[list[dict], float]:
             at_pause = np.concatenate([until_quiet(audio), np.zeros(int(16000 * PAUSE_AT_S), np.float32)])
             later = np.concatenate([at_pause, np.zeros(int(16000 * 0.18), np.float32)])
             text = stt.transcribe(at_pause).text
-            gate = Gate()
+            gate = ReadingGate()
             list(conv.stream(text, gate=gate))
             t0 = time.perf_counter()
             audio_p = turn_model.probability(at_pause)

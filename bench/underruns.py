@@ -63,7 +63,7 @@ class AppLoad:
         from app.brain.persona import PINNED_TIME, Persona
         from app.brain.records import LlmConfig
         from app.catalog.catalog import default_model_path
-        from bench.longchat_script import LINES
+        from tests.support.longchat_script import LINES
 
         conv = Conversation(LlmConfig(default_model_path("llm"), n_ctx=1024), Persona(now=PINNED_TIME))
         while not self.stopped.is_set():

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import soundfile as sf
 
-from bench.common import emit, pct, speak_16k
+from bench.common import emit, pct
 from bench.latency_rig import Rig
 from bench.latency_trials import hands_free
-from bench.phrases import PHRASES
+from tests.support.phrases import PHRASES
 from tests.support.pulse import VirtualAudio
+from tests.support.speech import speak_16k
 
 VOICES = {"natural": "joe", "system": "gmw/en-us"}
 

@@ -4,7 +4,7 @@
 #   packaging/debian-deps.sh test   runtime + PulseAudio, Xvfb and xdotool, sox, and the desktop-entry/AppStream
 #                                   validators (the bundle test), qemu-user (an older CPU, emulated), and
 #                                   the voices made from recordings of people that say the language tests'
-#                                   clips (bench/voices.py: Open JTalk; MBROLA and RHVoice, which are in
+#                                   clips (tests/support/voices.py: Open JTalk; MBROLA and RHVoice, which are in
 #                                   Debian's contrib and non-free: on Debian those components are added for
 #                                   them; where they cannot be had the tests use espeak-ng's voices)
 # Uses sudo when not root. Prints nothing and exits fast when everything is installed.

@@ -22,9 +22,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from app.catalog import catalog
-from bench.common import espeak_command
 from tests.support import xvfb as xvfb_server
 from tests.support.pulse import VirtualAudio
+from tests.support.speech import espeak_command
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 _AUDIO: VirtualAudio | None = None

@@ -2,7 +2,7 @@
 follows the turn to the model (tagged in the turn, never in the evaluated system prompt) and to
 the voice, and a French, a Chinese and a Japanese question go the whole way: heard, answered,
 spoken by a voice of the language. The clips are said by the most person-like voice installed for
-the language (bench/voices.py: MBROLA's French, Open JTalk's Japanese, Piper's English;
+the language (tests/support/voices.py: MBROLA's French, Open JTalk's Japanese, Piper's English;
 espeak-ng's Mandarin, the only one there is)."""
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from app.loop.settings import AppSettings, assistant_config
 from app.voice.mbrola_voices import usable
 from app.voice.speaker import Speaker, SpeakerConfig, SpeakerEvent
 from app.voice.synthesizer import Synthesizer
-from bench.voices import people_like
 from tests.support.assistant_rig import spoken_turn
+from tests.support.voices import people_like
 
 FRENCH = "Quelle est la capitale de la France ?"
 

@@ -17,8 +17,8 @@ from app.brain.memory import HEADER
 from app.brain.persona import PINNED_TIME, Persona
 from app.brain.reply_text import ReplyText
 from app.brain.sampling import SamplingConfig
-from bench.phrases import TOPICS
 from tests.support.conversations import EvalCounter, assert_consistent, make, whole_turns
+from tests.support.phrases import TOPICS
 
 
 @pytest.fixture(scope="module")

@@ -14,9 +14,9 @@ from app.brain.conversation import Conversation, LlmConfig
 from app.brain.persona import PINNED_TIME, Persona
 from app.brain.sampling import SamplingConfig
 from app.brain.user_turn import ConfirmAtPrompt
-from bench.longchat import scores
-from bench.longchat_script import LINES
 from tests.support.conversations import assert_consistent
+from tests.support.longchat_script import LINES
+from tests.support.topic_scores import scores
 
 pytestmark = pytest.mark.slow  # many turns on the real model: the full suite, not `make check`
 

@@ -1,5 +1,5 @@
 """The monkey in the real window (#36 point 3): three minutes of random user actions with a
-fixed seed under a private Xvfb, on the virtual audio devices (bench/monkey.py says what it
+fixed seed under a private Xvfb, on the virtual audio devices (tests/support/monkey.py says what it
 does and checks). Every violation it has found is fixed at its cause; this run must find none."""
 
 from __future__ import annotations
@@ -7,17 +7,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-
-from bench.common import ROOT
 
 
 @pytest.mark.slow
 def test_three_minutes_of_a_monkey_in_the_window_find_nothing_wrong(tmp_path):
     run = subprocess.run(
-        [sys.executable, "-m", "bench.monkey", "--seed", "7", "--minutes", "3"],
-        cwd=ROOT,
+        [sys.executable, "-m", "tests.support.monkey", "--seed", "7", "--minutes", "3"],
+        cwd=Path(__file__).resolve().parents[1],
         capture_output=True,
         text=True,
         timeout=1200,

@@ -13,8 +13,8 @@ import pytest
 
 from app.ears.prosody import SR, FinalPitch, pitch
 from app.loop.turn_end import TurnEndConfig, end_silence_ms
-from bench.common import before_pause, spoken_through, until_quiet
 from tests.conftest import espeak, load16k
+from tests.support.speech import before_pause, spoken_through, until_quiet
 
 
 def voice_like(f0: float, seconds: float = 0.5) -> np.ndarray:

@@ -13,12 +13,12 @@ import pytest
 
 from app.ears.silero import SpeechModel, SpeechModelUnavailable
 from app.ears.vad import RATE, Segmenter, VadConfig
-from bench.common import until_quiet
-from bench.phrases import PHRASES
-from bench.vad import noise
-from bench.voices import PIPER, speak
 from tests.conftest import espeak
 from tests.support.assistant_rig import spoken_turn
+from tests.support.phrases import PHRASES
+from tests.support.sounds import noise
+from tests.support.speech import until_quiet
+from tests.support.voices import PIPER, speak
 
 
 @pytest.fixture(scope="module")

@@ -16,12 +16,11 @@ from app.brain.records import RemoteConfig
 from app.ears.log_mel import HOP, N_MELS, RATE, log_mel, mel_filters
 from app.ears.turn_model import TurnModel, TurnModelUnavailable
 from app.loop.turn_end import TurnEndConfig, end_silence_ms, sound_counts
-from bench.phrases import PAUSED, PHRASES
-from bench.turn_rules import through_head
-from bench.voices import PIPER, speak
 from tests.conftest import espeak
 from tests.support.assistant_rig import spoken_turn
+from tests.support.phrases import PAUSED, PHRASES
 from tests.support.servers import LlamaServer
+from tests.support.voices import PIPER, speak, through_head
 
 
 def test_log_mel_puts_a_tone_in_its_band_and_keeps_whispers_scale() -> None:

@@ -15,12 +15,12 @@ from app.ears.transcriber import SttConfig
 from app.ears.vad import SegmentEvent, VadConfig
 from app.loop.events import State
 from app.loop.turn_end import TurnEndConfig, end_silence_ms
-from bench.vad import noise
-from bench.voices import said_apart
 from tests.conftest import espeak, load16k
 from tests.support.assistant_rig import Recorder, make, spoken_turn
 from tests.support.conversations import assert_consistent
 from tests.support.pulse import envelope, stop_recording
+from tests.support.sounds import noise
+from tests.support.voices import said_apart
 
 
 def paused_wav(head: str, tail: str, pause_s: float, out: Path, voice: str = "en-us") -> Path:

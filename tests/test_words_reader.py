@@ -20,8 +20,8 @@ from app.brain.words_reader import (
     open_reader,
     read_while_sending,
 )
-from bench.turn_rules import Gate as ReadingGate  # reads the words' P, then withdraws the turn
 from tests.support.conversations import make as make_conversation
+from tests.support.gates import ReadingGate  # reads the words' P, then withdraws the turn
 
 EXCHANGE = ("What should I cook tonight?", "How about pasta with tomatoes? Would you like a recipe?")
 PERSONA = Persona("Sam", "Max", now=PINNED_TIME)  # as tests.support.conversations.make's

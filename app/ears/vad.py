@@ -21,7 +21,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -188,11 +187,10 @@ class SegmentEvent:
 class Segmenter:
     """Hands-free utterance segmentation over a stream of 16 kHz blocks."""
 
-    def __init__(
-        self, config: VadConfig | None = None, on_event: Callable[[SegmentEvent], None] | None = None
-    ):
+    def __init__(self, config: VadConfig | None = None, base_end_ms: int | None = None) -> None:
+        """`base_end_ms`: the silence that ends an utterance until a rule sets another
+        (`set_end_silence`); default the config's `end_silence_ms`."""
         self.config = config or VadConfig()
-        self.on_event = on_event or (lambda e: None)
         self.classify = FrameClassifier(self.config)
         self._pending = np.zeros(0, np.float32)
         self._history: list[np.ndarray] = []  # pre-roll frames while idle
@@ -201,7 +199,7 @@ class Segmenter:
         self._silence_run = 0
         self._in_speech = False
         self._spoken_frames = 0  # frames since the utterance started (until `speaking` is sent)
-        self.base_end_ms = self.config.end_silence_ms  # silence ending an utterance with no rule
+        self.base_end_ms = self.config.end_silence_ms if base_end_ms is None else base_end_ms
         self.hold_open = False  # push-to-talk: silence never ends the utterance (the key does)
         self._end_rule: tuple[int, int] | None = None  # (speech end sample, silence ms)
         self._sample = 0
@@ -248,7 +246,7 @@ class Segmenter:
         self._in_speech = False
 
     def feed(self, block: np.ndarray) -> list[SegmentEvent]:
-        """Process samples; returns (and sends to on_event) the events they complete."""
+        """Process samples; returns the events they complete, in order (the caller handles them)."""
         events: list[SegmentEvent] = []
         data = np.concatenate([self._pending, block]) if len(self._pending) else block
         n = len(data) // FRAME * FRAME
@@ -260,7 +258,6 @@ class Segmenter:
             ev = self._frame(frame, speech)
             if ev is not None:
                 events.append(ev)
-                self.on_event(ev)
         return events
 
     def _frame(self, frame: np.ndarray, speech: bool) -> SegmentEvent | None:

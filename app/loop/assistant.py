@@ -9,10 +9,7 @@ playback; PortAudio's callback thread feeds the hands-free Segmenter. Hand-offs 
 Workers block on queues and events (only the turn report polls, every 10 ms, on its own
 short-lived thread). Every public method returns at once (safe from a GUI thread).
 
-Barge-in: `press()` (or, hands-free, sustained user speech over the echo) stops the Speaker
-(sound ends within ~25 ms; it says how far the sentence got) and sets the current turn's cancel
-flag (generation stops within one token). The conversation then keeps what the listener heard
-of the reply, closed with the end-of-turn tokens (`Responder.settle_heard`).
+Barge-in (`press()`, hands-free speech over the voice, a typed message) is barge_in.py.
 
 A turn starts at a short pause, held until the end of speech confirms it (hearing.py,
 tentative_turns.py; continuation.py; utterances.py). Events go to `on_event(Event)` from the
@@ -41,13 +38,17 @@ from app.ears.microphone import Level, Microphone
 from app.ears.vad import Segmenter
 from app.loop import events
 from app.loop.assistant_config import AssistantConfig
+from app.loop.barge_in import BargeIn
 from app.loop.continuation import Continuation
 from app.loop.devices import DeviceFaults
+from app.loop.end_of_turn import EndOfTurn
 from app.loop.events import Event, State
 from app.loop.hearing import Hearing
 from app.loop.llm_worker import LlmWorker
 from app.loop.mic_control import MicControl
+from app.loop.ports import Report, Utterance
 from app.loop.responder import Responder
+from app.loop.sound_scorer import SoundScorer
 from app.loop.tentative_turns import TentativeTurns
 from app.loop.turn import Turn
 from app.loop.utterances import AssistantView, Utterances
@@ -62,59 +63,73 @@ class Assistant:
     """See the module docstring. Create, `start()`, drive with press/release/send_text, `shutdown()`."""
 
     def __init__(self, config: AssistantConfig, on_event: Callable[[Event], None]) -> None:
+        """The whole pipeline, built in the order data flows; nothing runs until `start()`."""
         self.config = config
         self._on_event = on_event
         self.state = State.LOADING
         self._state_lock = threading.Lock()
-        self.mics = MicControl(config, self._on_mic_block, self._on_level, self._on_mic_error, self._error)
+        self._listening = False  # push-to-talk is held
+        self._closed = False
+        self._life = threading.Lock()  # start() and shutdown() exclude each other
+        self._threads: list[threading.Thread] = []
+        report = Report(self.emit, self._set_state, self._error)
+
+        # The voice (its own threads), and the echo guard that knows what it plays.
         self.echo = EchoGuard()
         self.voice = VoiceControl(self.echo, self._on_speaker, self._on_output_level, self._error)
-        self.segmenter = Segmenter(config.vad, on_event=lambda ev: self.utterances.on_segment(ev))
-        self.segmenter.base_end_ms = config.turn_end.base_ms(config.vad.end_silence_ms)
-        self._listening = False
-        self.llm = LlmWorker(config, self.emit, self._set_state, self._error, lambda: self._listening)
+        # The end of a turn: the segmenter's silence, set per turn from its words and its sound.
+        self.segmenter = Segmenter(config.vad, config.turn_end.base_ms(config.vad.end_silence_ms))
+        self.sound = SoundScorer(config.turn_model, self._error)
+        self.end_of_turn = EndOfTurn(lambda: self.config, self.segmenter, self.sound, lambda: self._listening)
+        # The brain: the llm thread answers turns and runs jobs between them.
+        self.llm = LlmWorker(
+            config, report=report, end_of_turn=self.end_of_turn, listening=lambda: self._listening
+        )
         self.tentative = TentativeTurns(self.llm.put)  # turns started at a pause
         self.continuation = Continuation(config.turn_end.continue_ms)  # turns ended at a pause
+        listening = lambda: self._listening  # noqa: E731
+        self.barge_in = BargeIn(
+            voice=self.voice,
+            tentative=self.tentative,
+            llm=self.llm,
+            state=lambda: self.state,
+            set_state=self._set_state,
+            listening=listening,
+        )
+        # The ears: the stt thread turns utterances into turns for the llm thread.
         self.hearing = Hearing(
             config.stt,
             config.vad,
-            config.wake_command,
-            self.tentative,
-            self.continuation,
-            self.llm.put,
-            self.emit,
-            self._set_state,
-            self._error,
-            self._answering,
-            self._aborting,
-            config.turn_model,
+            report=report,
+            wake_command=config.wake_command,
+            tentative=self.tentative,
+            continuation=self.continuation,
+            sound=self.sound,
+            end_of_turn=self.end_of_turn,
+            submit=self.llm.put,
+            speech_model_loaded=self.segmenter.hear_with,
+            answering=self._answering,
+            aborting=self._aborting,
+            hands_free=lambda: self.config.hands_free,
+            brain_reads_words=lambda: self.llm.brain is not None and self.llm.brain.reads_end_of_turn,
         )
-        self.hearing.score_pauses = lambda: self.config.hands_free
-        self.hearing.sound_first = lambda: self.llm.brain is None or not self.llm.brain.reads_end_of_turn
-        self.hearing.speech_model_loaded = self.segmenter.hear_with
+        # Microphone blocks (PortAudio's thread) become utterances for the stt thread.
         view = AssistantView(
             config=lambda: self.config,
             state=lambda: self.state,
             listening=lambda: self._listening,
             voice_busy=lambda: self.voice.busy,
-            responder=lambda: self.responder,
-            interrupt=self.interrupt,
+            responder=lambda: self.llm.responder,
+            interrupt=self.barge_in.interrupt,
             take_back=self.llm.put,
-            release=self.release,
             resumed=self.hearing.resumed,
             speaking=self.hearing.speaking,
-            score_sound=self.hearing.score,
             emit=self.emit,
             set_state=self._set_state,
         )
-        heard = self.hearing.queue  # (audio, t_speech_end, end_sample, final, ended): hearing.py
-        self.utterances = u = Utterances(view, self.segmenter, self.echo, self.continuation, heard)
-        self.llm.on_loaded = u.brain_loaded
-        self.llm.on_end_of_turn, self.hearing.sound_known = u.end_of_turn_known, u.sound_known
-        self._closed = False
-        self._life = threading.Lock()  # start() and shutdown() exclude each other
-        self._threads: list[threading.Thread] = []
-        self.devices = DeviceFaults(lambda: self.mic, self._voice_lost, self.emit)
+        self.utterances = Utterances(view, self.segmenter, self.echo, self.continuation, self.hearing.put)
+        self.mics = MicControl(config, self._on_mic_block, self._on_level, self._on_mic_error, self._error)
+        self.devices = DeviceFaults(lambda: self.mics.mic, self.barge_in.voice_lost, self.emit)
 
     # ----- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
@@ -166,7 +181,7 @@ class Assistant:
         self.interrupt()
         self.devices.close()
         self.mics.close()
-        self.hearing.queue.put(None)
+        self.hearing.put(None)
         self.llm.stop()
         deadline = time.monotonic() + timeout
         for t in self._threads:
@@ -201,7 +216,7 @@ class Assistant:
         self.segmenter.reset()
         self.mics.apply_period(self._listening)
         self._set_state(State.TRANSCRIBING)
-        self.hearing.queue.put((audio, time.perf_counter(), paused_at, True, None))
+        self.hearing.put(Utterance(audio, time.perf_counter(), paused_at, True))
 
     def send_text(self, text: str) -> None:
         """A typed message: goes straight to the conversation."""
@@ -211,50 +226,15 @@ class Assistant:
             self.llm.put(Turn(text, time.perf_counter(), typed=True))
 
     def interrupt(self) -> None:
-        """Barge-in: stop the voice now and the generation within one token; the reply is then
-        remembered as far as it was heard (queued on the llm thread, before any next turn)."""
-        self.tentative.withdraw()
-        r = self.responder
-        was = self.state
-        speaking = self.voice.silence()  # first: the speaker's sentence_cut says what was heard
-        # The reply was written and only its voice was left: a stopped voice sends no
-        # queue_empty, so nothing else would say that the assistant is idle again.
-        idle = speaking and not self._answering() and not self._listening
-        for turn in (r.current, r.speaking) if r else ():
-            if turn is not None:
-                self.tentative.withdraw_turn(turn)
-                turn.cancel.set()
-        cut = r.speaking if r else None
-        if r is not None and cut is not None and (speaking or cut is r.current) and not cut.settled:
-            # Idle only after the reply is settled: a front end that writes a turn's record
-            # when the assistant is idle again must have seen `heard` first.
-            def settle() -> None:
-                try:
-                    r.settle_heard(cut)
-                finally:
-                    if idle:
-                        self._set_state(State.IDLE, only_from=was)
-
-            self.llm.put(settle)
-        elif idle:
-            self._set_state(State.IDLE)
+        """Barge-in (barge_in.py): stop the voice now and the generation within one token; the
+        reply is then remembered as far as it was heard."""
+        self.barge_in.interrupt()
 
     def _new_input(self) -> None:
         """The user did something else than talk on (typed, pressed the key, switched): any
         reply stops, and the next speech is a turn of its own."""
         self.continuation.forget()
         self.interrupt()
-
-    def _voice_lost(self) -> bool:
-        """The speaker device went away (any thread): the reply being spoken goes on as text only
-        and stays whole in memory (it is on screen); the next reply speaks again. True if a reply
-        was being generated or spoken."""
-        r = self.responder
-        for turn in (r.current, r.speaking) if r else ():
-            if turn is not None:
-                turn.voice_off = True
-        speaking = self.voice.silence()
-        return speaking or (r is not None and r.current is not None)
 
     def new_conversation(self) -> None:
         """Forget this conversation (its session is overwritten) and start afresh."""
@@ -333,7 +313,13 @@ class Assistant:
         self._error(message, "microphone")
 
     def _on_mic_block(self, block: np.ndarray) -> None:
-        self.utterances.mic_block(block, self.mic.utterance_s if self.mic is not None else None)
+        mic = self.mic
+        if self._listening and mic is not None and mic.utterance_s >= self.config.vad.max_utterance_s:
+            # Push-to-talk held past the cap: transcribe what we have rather than lose its head.
+            self.emit(events.Notice("long utterance: sent at the configured limit"))
+            self.release()
+            return
+        self.utterances.mic_block(block)
 
     def _on_speaker(self, ev: SpeakerEvent) -> None:
         turn = self.responder.speaking if self.responder else None

@@ -23,8 +23,8 @@ from app.brain.persona import Persona
 from app.brain.session_files import PERSONA_CHANGED, read_history
 from app.brain.shared_memory import SharedMemory
 from app.loop.assistant_config import AssistantConfig
+from app.loop.end_of_turn import EndOfTurn
 from app.loop.events import (
-    Event,
     History,
     Loaded,
     MemoryFacts,
@@ -35,6 +35,7 @@ from app.loop.events import (
     Unanswered,
     messages_of,
 )
+from app.loop.ports import Report
 from app.loop.responder import Responder
 from app.loop.turn import Turn
 from app.system import heap
@@ -47,25 +48,26 @@ class LlmWorker:
     def __init__(
         self,
         config: AssistantConfig,
-        emit: Callable[[Event], None],
-        set_state: Callable[[State], None],
-        error: Callable[[str, str], None],
+        *,
+        report: Report,
+        end_of_turn: EndOfTurn,
         listening: Callable[[], bool],
     ) -> None:
-        """`emit`, `set_state`, `error(message, source)`: the assistant's (any thread);
-        `listening()`: whether push-to-talk is held (the state then stays LISTENING)."""
+        """`end_of_turn` hears when the brain has loaded and each tentative turn's words are
+        evaluated (on the llm thread); `listening()`: whether push-to-talk is held (the state
+        then stays LISTENING)."""
         self.config = config
-        self._emit = emit
-        self._set_state = set_state
-        self._error = error
+        self._report = report
+        self._emit = report.emit
+        self._end_of_turn = end_of_turn
         self._listening = listening
         self.queue: queue.Queue[Job] = queue.Queue()
-        self.put = self.queue.put
         self.brain: Brain | None = None
         self.responder: Responder | None = None
-        # Set before `run`: called on the llm thread once the brain is there / per tentative turn
-        self.on_loaded: Callable[[Brain], None] = lambda brain: None
-        self.on_end_of_turn: Callable[[Turn], None] = lambda turn: None
+
+    def put(self, job: Job) -> None:
+        """Any thread: a turn to answer, or a job to run between turns (None ends the thread)."""
+        self.queue.put(job)
 
     # ----- jobs (any thread) -------------------------------------------------------------------
     def new_conversation(self) -> None:
@@ -132,7 +134,7 @@ class LlmWorker:
         """The thread's body: load, then work until `stop()`. `speaker`: a Speaker or
         ExternalSpeaker, already made."""
         self._load(speaker)
-        self._set_state(State.IDLE)
+        self._report.set_state(State.IDLE)
         while (item := self.queue.get()) is not None:
             if callable(item):
                 item()
@@ -164,27 +166,25 @@ class LlmWorker:
             self.responder = Responder(
                 brain,
                 speaker,
-                self._emit,
-                self._set_state,
-                self._error,
+                report=self._report,
+                words_known=self._end_of_turn.words_known,
                 first_chunk_chars=c.first_chunk_chars,
                 heard_ok=c.heard_ok,
                 session_dir=c.session_dir,
             )
-            self.responder.on_end_of_turn = self.on_end_of_turn
             if c.session_dir and res.resumed:
                 self.responder.mark_saved()
-            self.on_loaded(brain)
+            self._end_of_turn.brain_loaded(brain)
             log.info("language model ready (%s)", c.remote.url if c.remote else Path(c.llm.model_path).name)
             self._emit(Loaded("llm", stats=brain.context_stats()))
         except Exception as exc:
-            self._error(f"Language model unavailable: {exc}", "llm")
+            self._report.error(f"Language model unavailable: {exc}", "llm")
 
     def _unanswered(self, turn: Turn) -> None:
         """No language model: the words are handed back (front ends keep them), not dropped."""
         self._emit(Unanswered(turn.text, "No language model is loaded, so this was not answered."))
         if not self._listening():
-            self._set_state(State.IDLE)
+            self._report.set_state(State.IDLE)
 
     def _reset(self) -> None:
         if self.brain is not None:

@@ -36,6 +36,7 @@ from app.loop.events import (
     VersionChosen,
     messages_of,
 )
+from app.loop.ports import Report
 from app.loop.turn import Turn
 from app.loop.turn_gate import SpeculativeStart
 from app.voice.sentences import SentenceSplitter, speakable
@@ -52,47 +53,53 @@ class Responder:
         self,
         conversation: Brain,
         speaker: Any,
-        emit: Callable[[Event], None],
-        set_state: Callable[[State], None],
-        error: Callable[[str, str], None],
         *,
+        report: Report,
+        words_known: Callable[[Turn], None],
         first_chunk_chars: int,
         heard_ok: str = "",
         session_dir: Path | None = None,
     ) -> None:
-        """`speaker`: a Speaker or ExternalSpeaker (say/busy/available); `emit`, `set_state` and
-        `error(message, source)`: the assistant's, callable from any thread."""
+        """`speaker`: a Speaker or ExternalSpeaker (say/busy/available); `words_known(turn)`: a
+        tentative turn's words are evaluated (end_of_turn.EndOfTurn; on this thread)."""
         self.conversation = conversation
         self.speaker = speaker
-        self._emit = emit
-        self._set_state = set_state
-        self._error = error
+        self._emit = report.emit
+        self._set_state = report.set_state
+        self._error = report.error
         self.first_chunk_chars = first_chunk_chars
         self.heard_ok = heard_ok
         self.session_dir = session_dir
+        self._flight = threading.Lock()  # `current` and `speaking` change together under it
         self.current: Turn | None = None
         self.speaking: Turn | None = None
         self._first_spoken: Turn | None = None  # the turn whose first sentence was queued
         self.last_answered: Turn | None = None  # whose reply is the newest in the conversation
         # Tentative turns (llm thread): the set silence rule; the gate, events and sentences held
-        self.on_end_of_turn: Callable[[Turn], None] = lambda turn: None
+        self._words_known = words_known
         self._gate: SpeculativeStart | None = None
         self._held: list[Event] = []
         self._deferred: list[str] = []
         self._saved: tuple[object, ...] | None = None  # what the session files hold (`_contents`), if known
+
+    def in_flight(self) -> tuple[Turn | None, Turn | None]:
+        """Any thread: (the turn being generated, the turn whose voice is playing), read together."""
+        with self._flight:
+            return self.current, self.speaking
 
     def run(self, turn: Turn) -> None:
         """llm thread: answer `turn` (blocks until the reply is generated; a withdrawn tentative
         turn leaves no trace)."""
         if turn.withdrawn:
             return
-        self.current = turn
+        with self._flight:
+            self.current = turn
         self._gate = None
         if turn.pending is None:
             self._begin_reply(turn)
         else:
             self._gate = SpeculativeStart(
-                turn, self.on_end_of_turn, lambda: self._confirmed(turn), self._withdrawn
+                turn, self._words_known, lambda: self._confirmed(turn), self._withdrawn
             )
         splitter = SentenceSplitter(
             first_clause_chars=self.first_chunk_chars,
@@ -113,7 +120,8 @@ class Responder:
             self._error(str(exc) if isinstance(exc, BrainError) else f"Generation failed: {exc}", "brain")
             if not turn.reply and not turn.withdrawn:  # nothing was said: the words go back, not lost
                 self._emit(Unanswered(turn.text, "The assistant could not answer."))
-        self.current = None
+        with self._flight:
+            self.current = None
         if turn.withdrawn or (self._gate is not None and not self._gate.confirmed):
             return
         message = None
@@ -291,7 +299,8 @@ class Responder:
 
     def _begin_reply(self, turn: Turn) -> None:
         """The turn is certain: show it and start answering."""
-        self.speaking = turn
+        with self._flight:
+            self.speaking = turn
         self._emit(UserTurn(turn.text, turn.language))
         self._set_state(State.THINKING)
         if self.heard_ok and self.speaker.available:

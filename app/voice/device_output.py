@@ -19,7 +19,7 @@ from app.voice.output_buffer import OutputBuffer
 
 log = logging.getLogger(__name__)
 DRY_INSIDE_FROM: Final = 2  # the first write whose underflow report is a hole in speech (ran_dry)
-RAN_DRY: Final = "output underflow"  # the log line's head (bench.monkey counts them)
+RAN_DRY: Final = "output underflow"  # the log line's head (tests.support.monkey counts them)
 
 
 class DeviceOutput:

@@ -36,7 +36,7 @@ class EchoRig:
         config = SpeakerConfig(voice=voice, latency=0.05, latency_most=0.05)
         self.speaker = Speaker(config, on_event=self._on_speaker)
         self.guard.hear_speaker(self.speaker)
-        self.segmenter = Segmenter(VadConfig(), on_event=self._on_segment)
+        self.segmenter = Segmenter(VadConfig())
         self.segmenter.hear_with(SpeechModel(default_model_path("vad")))
         self.mic = Microphone(block_s=0.04, on_block=self._on_block)
         self.barges: list[tuple[int, float]] = []  # (microphone position, monotonic time)
@@ -57,7 +57,8 @@ class EchoRig:
             self.speaker.stop()
             self.guard.playback_stopped()
         if verdict.audio is not None:
-            self.segmenter.feed(verdict.audio)
+            for ev in self.segmenter.feed(verdict.audio):
+                self._on_segment(ev)
         else:
             self.segmenter.reset()
 

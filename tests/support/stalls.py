@@ -8,7 +8,7 @@ thread's stack to the file; the thread that holds the GIL at that moment is the 
 the n-th dump describe the same stall. The speaker's playback thread writes a 20 ms block at a
 time into a ~50 ms buffer: a stall longer than the buffer is a hole in the speech.
 
-Diagnostics for benchmarks (bench.monkey --stalls FILE); never used by the app.
+Diagnostics for benchmarks (tests.support.monkey --stalls FILE); never used by the app.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import IO
 
-log = logging.getLogger("bench.stalls")
+log = logging.getLogger("tests.support.stalls")
 
 
 class StallWatch:

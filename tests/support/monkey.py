@@ -15,8 +15,8 @@ and back; at checkpoints the open conversation's saved history is what the windo
 threads and memory stay bounded; at the end, idle CPU is not that of a spinning thread.
 
 The last line printed is one JSON object: {"actions", "faults", "checks", "violations": [...]}.
-Run: .venv/bin/python -m bench.monkey --seed 1 --minutes 30 [--offscreen] [--actions a,b]
-[--stalls FILE [--stall-ms MS]] (bench/stalls.py: every thread's stack when the interpreter
+Run: .venv/bin/python -m tests.support.monkey --seed 1 --minutes 30 [--offscreen] [--actions a,b]
+[--stalls FILE [--stall-ms MS]] (tests/support/stalls.py: every thread's stack when the interpreter
 stalls past MS, 45 by default).
 """
 
@@ -32,7 +32,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-log = logging.getLogger("bench.monkey")
+log = logging.getLogger("tests.support.monkey")
 
 
 def _environment(args: argparse.Namespace, tmp: Path) -> list:
@@ -56,8 +56,8 @@ def _clips(tmp: Path) -> list[Path]:
     """The questions spoken by two espeak-ng voices and, when fetched, the natural voice."""
     import soundfile as sf
 
-    from bench import voices
-    from bench.monkey_actions import QUESTIONS
+    from tests.support import voices
+    from tests.support.monkey_actions import QUESTIONS
 
     out = []
     names = [v for v in voices.available() if v in ("en-us", "en-gb", voices.PIPER)]
@@ -123,14 +123,14 @@ def main(argv: list[str] | None = None) -> int:
         tmp = Path(name)
         owned = _environment(args, tmp)
         try:
-            from bench.monkey_actions import Monkey
+            from tests.support.monkey_actions import Monkey
 
             faults = Faults()
             dry = RanDry()
             for handler in (faults, dry):
                 logging.getLogger().addHandler(handler)
             if args.stalls:
-                from bench.stalls import StallWatch
+                from tests.support.stalls import StallWatch
 
                 owned.append(StallWatch(args.stalls, args.stall_ms / 1000).start())
             monkey = Monkey(random.Random(args.seed), owned[0], _clips(tmp), tmp, faults)

@@ -1,6 +1,6 @@
-"""The monkey's hands and eyes (bench/monkey.py): user actions on a real MainWindow and the
+"""The monkey's hands and eyes (tests/support/monkey.py): user actions on a real MainWindow and the
 checks made after each. GUI thread only; Qt, the window and the models are imported here, after
-bench/monkey.py has set up the audio and X servers."""
+tests/support/monkey.py has set up the audio and X servers."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ RSS_MORE_MB = 600
 
 
 class Monkey:
-    """Random actions on one window; `run` returns the summary bench/monkey.py prints."""
+    """Random actions on one window; `run` returns the summary tests/support/monkey.py prints."""
 
     def __init__(self, rng: random.Random, audio, clips: list[Path], tmp: Path, faults) -> None:
         self.app = QApplication.instance() or QApplication([])

@@ -37,7 +37,7 @@ import soundfile as sf
 import soxr
 
 from app.voice import mbrola_voices
-from bench.common import speak_16k, spoken_through, until_quiet
+from tests.support.speech import before_pause, speak_16k, spoken_through, until_quiet
 
 log = logging.getLogger(__name__)
 ESPEAK = ("en-us", "en-gb", "en-gb-scotland", "en-us+f3")
@@ -163,3 +163,8 @@ def voices_for(language: str) -> list[ClipVoice]:
 def people_like(language: str) -> ClipVoice:
     """The most person-like voice installed for `language` (espeak-ng's when it has no other)."""
     return voices_for(language)[0]
+
+
+def through_head(head: str, tail: str, voice: str, pause: float) -> np.ndarray:
+    """The head of one sentence said through, up to its last sound before the tail."""
+    return before_pause(said_through(head, tail, pause, voice), pause, keep_s=0.0)
