@@ -26,7 +26,6 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -54,6 +53,7 @@ from app.loop.turn import Turn
 from app.loop.utterances import AssistantView, Utterances
 from app.loop.voice_control import VoiceControl
 from app.system.thread_names import named_thread
+from app.voice.sentence_queue import Voice
 from app.voice.speaker import SpeakerConfig, SpeakerEvent
 
 log = logging.getLogger(__name__)
@@ -143,13 +143,13 @@ class Assistant:
             self._open_voice()
             self.mics.open()
             self.devices.start()
-            llm_run = functools.partial(self.llm.run, self.speaker)
+            llm_run = functools.partial(self.llm.run, self.voice.opened)
             for name, target in (("assistant-stt", self.hearing.run), ("assistant-llm", llm_run)):
                 t = named_thread(target, name)
                 t.start()
                 self._threads.append(t)
 
-    def _open_voice(self) -> Any:
+    def _open_voice(self) -> Voice | None:
         """The configured voice; returns the one it replaces (None at start)."""
         return self.voice.open(self.config.speaker, self.config.speak_command, self.config.speak_file)
 
@@ -167,7 +167,7 @@ class Assistant:
             if self._closed:
                 return
             old = self._open_voice()
-        self.llm.use_speaker(self.speaker)
+        self.llm.use_speaker(self.voice.opened)
         if old is not None:
             old.close()
 
@@ -322,12 +322,9 @@ class Assistant:
         self.utterances.mic_block(block)
 
     def _on_speaker(self, ev: SpeakerEvent) -> None:
-        turn = self.responder.speaking if self.responder else None
-        if turn is not None:
-            turn.heard.on_speaker(ev)
+        if (r := self.responder) is not None:
+            r.on_speaker(ev)
         if ev.kind == "sentence_started":
-            if turn is not None and "first_audio" not in turn.stamps:
-                turn.stamps["first_audio"] = ev.t
             self._set_state(State.SPEAKING)
         elif ev.kind == "queue_empty":
             self.echo.playback_stopped()
@@ -339,7 +336,7 @@ class Assistant:
 
     # ----- helpers -----------------------------------------------------------------------------
     @property
-    def speaker(self) -> Any:
+    def speaker(self) -> Voice | None:
         """The voice being used (a Speaker, or an ExternalSpeaker for `-s`); None before start."""
         return self.voice.speaker
 

@@ -15,7 +15,6 @@ import logging
 import queue
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from app.brain.brain import Brain, change_persona, load_session, open_brain, save_session
 from app.brain.memory import told_to_you
@@ -39,6 +38,7 @@ from app.loop.ports import Report
 from app.loop.responder import Responder
 from app.loop.turn import Turn
 from app.system import heap
+from app.voice.sentence_queue import Voice
 
 log = logging.getLogger(__name__)
 Job = Turn | Callable[[], None] | None  # None ends the thread
@@ -107,7 +107,7 @@ class LlmWorker:
         """From the next turn on the assistant is `persona`; the model stays loaded."""
         self.put(lambda: self._change_persona(persona))
 
-    def use_speaker(self, speaker: Any) -> None:
+    def use_speaker(self, speaker: Voice) -> None:
         """The llm thread: replies from now on go to `speaker` (Assistant.change_voice)."""
         if self.responder is not None:
             self.responder.speaker = speaker
@@ -130,7 +130,7 @@ class LlmWorker:
                 self.responder.save_session()
         self._report_memory()
 
-    def run(self, speaker: Any) -> None:
+    def run(self, speaker: Voice) -> None:
         """The thread's body: load, then work until `stop()`. `speaker`: a Speaker or
         ExternalSpeaker, already made."""
         self._load(speaker)
@@ -148,7 +148,7 @@ class LlmWorker:
         if self.responder is not None:
             self.responder.save_session()  # the last turn's details arrived after its save
 
-    def _load(self, speaker: Any) -> None:
+    def _load(self, speaker: Voice) -> None:
         c = self.config
         try:
             brain = open_brain(c.llm, c.remote, c.persona)

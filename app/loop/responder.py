@@ -18,7 +18,6 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from app.brain.brain import Brain, BrainError, load_session, save_session
 from app.brain.records import Message
@@ -39,6 +38,7 @@ from app.loop.events import (
 from app.loop.ports import Report
 from app.loop.turn import Turn
 from app.loop.turn_gate import SpeculativeStart
+from app.voice.sentence_queue import SpeakerEvent, Voice
 from app.voice.sentences import SentenceSplitter, speakable
 
 log = logging.getLogger(__name__)
@@ -52,7 +52,7 @@ class Responder:
     def __init__(
         self,
         conversation: Brain,
-        speaker: Any,
+        speaker: Voice,
         *,
         report: Report,
         words_known: Callable[[Turn], None],
@@ -87,6 +87,15 @@ class Responder:
         with self._flight:
             return self.current, self.speaking
 
+    def on_speaker(self, ev: SpeakerEvent) -> None:
+        """A speaker thread: the voice's progress on the turn being spoken (what the listener
+        heard of it, heard.py; when its first audio played)."""
+        _, turn = self.in_flight()
+        if turn is not None:
+            turn.heard.on_speaker(ev)
+            if ev.kind == "sentence_started":
+                turn.stamps.setdefault("first_audio", ev.t)
+
     def run(self, turn: Turn) -> None:
         """llm thread: answer `turn` (blocks until the reply is generated; a withdrawn tentative
         turn leaves no trace)."""
@@ -103,7 +112,7 @@ class Responder:
             )
         splitter = SentenceSplitter(
             first_clause_chars=self.first_chunk_chars,
-            first_words=getattr(self.speaker, "first_chunk_words", 0),
+            first_words=self.speaker.first_chunk_words,
         )
         try:
             for piece in self.conversation.stream(turn.text, turn.cancel, self._gate, turn.language):
@@ -173,7 +182,7 @@ class Responder:
     def _can_hold(self) -> bool:
         """The voice can hold synthesized words (the built-in Speaker; not a `-s` command, and
         not when an acknowledgement must be heard first)."""
-        return hasattr(self.speaker, "release_held") and not self.heard_ok
+        return self.speaker.can_hold and not self.heard_ok
 
     def settle_heard(self, turn: Turn) -> None:
         """llm thread, after a barge-in: the reply in the conversation (context and history)
@@ -330,7 +339,7 @@ class Responder:
         )
         turn.heard.queued(index, sentence, turn.reply)
         self._show(SentenceProgress("queued", index, sentence))
-        if first and index > 0 and hasattr(self.speaker, "wait_synthesized"):
+        if first and index > 0:
             # the first audio is what the user waits for: its synthesis gets the cores (the
             # next tokens are needed only once it has played, a second or more from now)
             self.speaker.wait_synthesized(index, FIRST_SYNTHESIS_WAIT_S)

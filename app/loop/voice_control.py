@@ -10,10 +10,12 @@ from any thread; `speaker` is read from any thread (None before `open`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
 
 from app.ears.echo import EchoGuard
+from app.voice.external_speaker import ExternalSpeaker
 from app.voice.output import open_speaker
+from app.voice.sentence_queue import Voice
 from app.voice.speaker import Speaker, SpeakerConfig, SpeakerEvent
 
 
@@ -29,9 +31,11 @@ class VoiceControl:
         source)`: how a voice that cannot speak, or fell back to another, is told."""
         self.echo = echo
         self._on_event, self._on_level, self._report = on_event, on_level, report
-        self.speaker: Any = None
+        self.speaker: Speaker | ExternalSpeaker | None = None
 
-    def open(self, config: SpeakerConfig, command: str | None, file: Any) -> Any:
+    def open(
+        self, config: SpeakerConfig, command: str | None, file: Path
+    ) -> Speaker | ExternalSpeaker | None:
         """Open the configured voice (it replaces `speaker`); the previous one, if any, is
         returned for the caller to close once nothing uses it."""
         old = self.speaker
@@ -47,14 +51,22 @@ class VoiceControl:
         return old
 
     @property
+    def opened(self) -> Voice:
+        """The voice (after `open`)."""
+        if self.speaker is None:
+            raise RuntimeError("no voice is open yet")
+        return self.speaker
+
+    @property
     def busy(self) -> bool:
         return self.speaker is not None and self.speaker.busy
 
     def silence(self) -> bool:
         """Stop the voice if it is speaking (the echo guard is told); True if it was."""
-        speaking = self.busy
-        if speaking:
-            self.speaker.stop()
+        speaker = self.speaker
+        speaking = speaker is not None and speaker.busy
+        if speaker is not None and speaking:
+            speaker.stop()
             self.echo.playback_stopped()
         return speaking
 

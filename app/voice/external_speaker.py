@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 class ExternalSpeaker(SentenceQueue):
     available = True
     problem = ""
+    first_chunk_words = 0
+    can_hold = False  # the command speaks what it is given: nothing can wait synthesized
 
     def __init__(
         self,
@@ -46,13 +48,25 @@ class ExternalSpeaker(SentenceQueue):
         self._thread = threading.Thread(target=self._loop, name="speaker-external", daemon=True)
         self._thread.start()
 
-    def say(self, sentence: str, language: str = "") -> int:
-        """Queue one sentence (non-blocking); the user's command speaks every `language` alike."""
+    def say(self, sentence: str, held: bool = False, language: str = "") -> int:
+        """Queue one sentence (non-blocking); the user's command speaks every `language` alike.
+        `held` must be False (`can_hold`)."""
+        assert not held, "an external command cannot hold sentences"
         with self._lock:
             self._pending += 1
             self._index += 1
             self._q.put((self._gen, self._index, sentence))
             return self._index
+
+    def wait_synthesized(self, index: int, timeout: float) -> bool:
+        """Nothing is synthesized ahead here: True at once."""
+        return True
+
+    def release_held(self) -> None:
+        """Nothing is ever held (`can_hold`)."""
+
+    def discard_held(self) -> None:
+        """Nothing is ever held (`can_hold`)."""
 
     def stop(self) -> None:
         with self._lock:

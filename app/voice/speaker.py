@@ -82,6 +82,8 @@ class SpeakerConfig:
 class Speaker(SentenceQueue):
     """Interruptible sentence-by-sentence speech. Call `close()` when done."""
 
+    can_hold = True
+
     def __init__(
         self, config: SpeakerConfig | None = None, on_event: Callable[[SpeakerEvent], None] | None = None
     ):
