@@ -1,8 +1,8 @@
 """The silence that ends a hands-free turn, decided once per tentative turn from what is known
 of it: its words' end-of-turn probability (read by the brain), the voice's last pitch, and, when
-it counts for those words (turn_end.sound_counts), the audio turn model's verdict. The rule
-itself is turn_end.py; this object gathers the inputs as they arrive from three threads and
-sets the segmenter's end silence once.
+the rule wants it for those words, the audio turn model's verdict. The rule is the config's
+(turn_end.rule_for); this object gathers the signals as they arrive from three threads and sets
+the segmenter's end silence once.
 
 Threads: `words_known` and `brain_loaded` on the llm thread; the sound arrives on the turn
 model's worker (or the stt thread, `sound_known`). A reentrant lock: a score that is already
@@ -20,7 +20,7 @@ from app.ears.vad import Segmenter
 from app.loop.assistant_config import AssistantConfig
 from app.loop.sound_scorer import SoundScorer
 from app.loop.turn import Turn
-from app.loop.turn_end import end_silence_ms, sound_counts
+from app.loop.turn_end import Signals, TurnEndRule, rule_for
 
 log = logging.getLogger(__name__)
 
@@ -63,18 +63,19 @@ class EndOfTurn:
         with self._deciding:
             if turn.audio_pending or "end_of_turn" not in turn.stamps or turn.end_silence_ms is not None:
                 return
-            if not turn.sound_asked and sound_counts(turn.end_of_turn, self._config().turn_end):
+            if not turn.sound_asked and self._rule().wants_sound(turn.end_of_turn):
                 turn.sound_asked = turn.audio_pending = True
                 if self._sound.score(turn, self.sound_known):
                     return  # decided when the sound is known
                 turn.audio_pending = False  # no turn model (or the turn is gone): the words alone
             self._set_end_silence(turn)
 
-    def _set_end_silence(self, turn: Turn) -> None:
+    def _rule(self) -> TurnEndRule:
         c = self._config()
-        ms = end_silence_ms(
-            turn.end_of_turn, c.turn_end, c.vad.end_silence_ms, turn.pitch_end, turn.text, turn.audio_end
-        )
+        return rule_for(c.turn_end, c.vad.end_silence_ms)
+
+    def _set_end_silence(self, turn: Turn) -> None:
+        ms = self._rule().silence_ms(Signals(turn.end_of_turn, turn.pitch_end, turn.text, turn.audio_end))
         turn.end_silence_ms = ms
         if not self._listening():  # push-to-talk: the release ends the turn
             self._segmenter.set_end_silence(ms, turn.end_sample)

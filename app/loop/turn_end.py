@@ -1,57 +1,32 @@
-"""When a hands-free turn ends: from the words and the silence (issue #15).
+"""When a hands-free turn ends: the silence after the words, chosen per turn by a rule.
 
-The fixed rule ends a turn after a fixed silence (VadConfig.end_silence_ms, 400 ms): too slow
-for a finished question, too fast for a thinking pause ("Tell me about… [600 ms] …the moon"
-became two turns). The words rule uses the model's probability that the words heard so far are a finished turn
-(brain/user_turn.py; read when the tentative turn's prompt is evaluated, at the first pause):
+A rule is a small object chosen by config (`rule_for`): it says how long a silence ends a turn
+before anything is known of it (`undecided_ms`), whether the audio turn model's verdict counts
+for words of a given end-of-turn probability (`wants_sound`), and the silence once the signals
+are in (`silence_ms`). The signals of a turn (`Signals`): the words' end-of-turn probability
+read by the brain (brain/user_turn.py; None when no model reads them), the voice's last pitch
+over the speaker's floor (ears/prosody.py), whisper's text, and the audio turn model's
+probability that the utterance sounds finished (ears/turn_model.py; None when not known).
 
-    P >= finished_at  -> short_ms of silence ends the turn
-    P <= trailing_at  -> long_ms
-    between           -> log-linear between the two
+- `FixedSilence`: the VAD's silence (VadConfig.end_silence_ms), always.
+- `FromSignals`: each signal is mapped onto "how finished" on 0..1 (the words log-linear between
+  `trailing_at` and `finished_at`; the sound linear between its thresholds, stricter beside the
+  words), the positions are joined (`combine`: "words" or "audio" alone, "both" the smaller,
+  "either" the larger, "mean" their mean), and 0..1 maps onto `long_ms`..`short_ms`. With
+  "both" the sound is asked only where it can change the answer: for unsure words
+  (`trailing_at` < P < `words_sure_at`). Without the words' P a voice held high (`hold_at`
+  times its floor) waits `long_ms`, unless the sound finds it finished and whisper heard a "?".
 
-and the sound (ears/turn_model.py, Smart Turn v3.2, trained on people's speech): its P that the
-utterance so far is a finished turn, heard at the pause, maps linearly onto the same 0..1 scale.
-Beside the words the sound only holds a turn it clearly hears unfinished (P below
-`audio_finished_beside_words`, 0.1; the model's own decision point is 0.5): the words already
-tell most trailing heads from finished questions, and Smart Turn hears voices unlike those it
-learnt from as unfinished (espeak-ng's complete questions read 0.01-0.98). Alone (a server
-brain without the local words reader, brain/words_reader.py) it maps between
-`audio_trailing_at` and `audio_finished_at`. `combine` joins
-the two: "both" (the default) waits unless the words *and* the sound are finished (the smaller
-of the two positions), "either" the larger, "mean" their mean, "audio" the sound alone, "words"
-the words alone.
-
-With "both" the sound is asked only where it can change the answer and the words are unsure
-(`sound_counts`): not for words that trail off (P <= `trailing_at`: the long silence whatever
-the sound), nor from `words_sure_at` (0.12) up. Below it the words wait at least ~460 ms, so the
-sound's answer (~50-130 ms after the words' P) and the reply's speculative generation, one
-thread slower while it scores, fit within the wait. Above it they do not: asked up to the
-words' top (0.15), it delayed "How do I make a cup of tea?" (P 0.146, a 235 ms wait) by ~65 ms
-in every voice family (bench/latency). On the clips of bench/turn_rules (6 voices, 144 paused
-heads) asking it up to P 0.5 changed no paused utterance's outcome and made complete questions
-wait for it; on two cores it slows whisper or the prompt beside it by its own ~50 ms, so it is
-never asked beside them.
-
-The voice (ears/prosody.py) counts only when the words are not read (that server): words
-whose last voiced frames stay `hold_at` times above the pitch where the speaker's statements end
-(a level, continuing contour, not the fall of a finished sentence) wait `long_ms`, unless the
-sound finds them finished and whisper heard a "?" (questions end high too). Beside the words'
-P it adds only waiting: the natural voice ends complete statements 1.1-1.5 times its floor, as
-thinking pauses end. Chosen by bench/turn_rules.py (docs/architecture.md, "Turn-taking", has
-the numbers).
-
-Until that probability is known (whisper and the prompt take ~0.2–0.5 s after the pause),
-`undecided_ms` applies; without either (no turn model and such a server, a rejected
-transcript) the fixed rule.
-Pure functions and a config; the Segmenter applies the result (`set_end_silence`). Either rule
-can end a turn too early; speech again within `continue_ms` of its end continues it
-(continuation.py).
+Why these rules and thresholds, with the measurements: docs/architecture.md, "Turn-taking".
+Pure objects; the Segmenter applies the result (`set_end_silence`, end_of_turn.py).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 RULES = ("words", "fixed")
 COMBINES = ("words", "audio", "both", "either", "mean")
@@ -85,31 +60,118 @@ class TurnEndConfig:
         return self.undecided_ms if self.rule == "words" else fixed_ms
 
 
-def words_finished(p: float, c: TurnEndConfig) -> float:
-    """How finished the words are on 0..1: log-linear between `trailing_at` and `finished_at`."""
-    lo, hi = math.log10(c.trailing_at), math.log10(c.finished_at)
-    return min(1.0, max(0.0, (math.log10(max(p, 1e-12)) - lo) / (hi - lo)))
+@dataclass(frozen=True)
+class Signals:
+    """What is known of a tentative turn at its pause (None: not known)."""
+
+    words_p: float | None = None
+    pitch_end: float | None = None
+    text: str = ""
+    sound_p: float | None = None
 
 
-def audio_finished(p: float, c: TurnEndConfig, beside_words: bool = False) -> float:
-    """How finished the sound is on 0..1: linear between the audio thresholds (those for the
-    sound beside the words' P when `beside_words`)."""
-    if beside_words:
-        lo, hi = c.audio_trailing_beside_words, c.audio_finished_beside_words
-    else:
-        lo, hi = c.audio_trailing_at, c.audio_finished_at
-    x = (p - lo) / (hi - lo)
-    return min(1.0, max(0.0, x))
+class TurnEndRule(Protocol):
+    def undecided_ms(self) -> int: ...
+
+    def wants_sound(self, words_p: float | None) -> bool: ...
+
+    def silence_ms(self, s: Signals) -> int: ...
+
+
+@dataclass(frozen=True)
+class FixedSilence:
+    """The VAD's fixed silence ends every turn; nothing else is asked."""
+
+    fixed_ms: int
+
+    def undecided_ms(self) -> int:
+        return self.fixed_ms
+
+    def wants_sound(self, words_p: float | None) -> bool:
+        return False
+
+    def silence_ms(self, s: Signals) -> int:
+        return self.fixed_ms
+
+
+JOIN: dict[str, Callable[[list[float]], float]] = {
+    "both": min,
+    "either": max,
+    "mean": lambda xs: sum(xs) / len(xs),
+    "words": lambda xs: sum(xs) / len(xs),  # one position: the words'
+    "audio": lambda xs: sum(xs) / len(xs),  # one position: the sound's
+}
+
+
+@dataclass(frozen=True)
+class FromSignals:
+    """The words, the sound and the voice, joined as `c.combine` says (module docstring)."""
+
+    c: TurnEndConfig
+    fixed_ms: int  # without any signal
+
+    def undecided_ms(self) -> int:
+        return self.c.undecided_ms
+
+    def wants_sound(self, words_p: float | None) -> bool:
+        c = self.c
+        if c.combine == "words":
+            return False
+        if words_p is None or c.combine != "both":
+            return True
+        return c.trailing_at < words_p < c.words_sure_at
+
+    def silence_ms(self, s: Signals) -> int:
+        c, p = self.c, s.words_p
+        sound = s.sound_p if s.sound_p is not None and self.wants_sound(p) else None
+        if p is None and sound is None:
+            return self.fixed_ms
+        if p is None and self._voice_held(s):
+            return c.long_ms
+        xs = []
+        if p is not None and c.combine != "audio":
+            xs.append(self.words_finished(p))
+        if sound is not None:
+            xs.append(self.sound_finished(sound, beside_words=p is not None and c.combine != "audio"))
+        if not xs:  # "audio" without its model's answer: the words alone
+            xs.append(self.words_finished(p) if p is not None else 0.0)
+        x = JOIN[c.combine](xs)
+        return round(c.long_ms + x * (c.short_ms - c.long_ms))
+
+    def words_finished(self, p: float) -> float:
+        """How finished the words are on 0..1: log-linear between `trailing_at` and `finished_at`."""
+        lo, hi = math.log10(self.c.trailing_at), math.log10(self.c.finished_at)
+        return min(1.0, max(0.0, (math.log10(max(p, 1e-12)) - lo) / (hi - lo)))
+
+    def sound_finished(self, p: float, beside_words: bool = False) -> float:
+        """How finished the sound is on 0..1: linear between the audio thresholds (those for the
+        sound beside the words' P when `beside_words`)."""
+        c = self.c
+        if beside_words:
+            lo, hi = c.audio_trailing_beside_words, c.audio_finished_beside_words
+        else:
+            lo, hi = c.audio_trailing_at, c.audio_finished_at
+        return min(1.0, max(0.0, (p - lo) / (hi - lo)))
+
+    def _voice_held(self, s: Signals) -> bool:
+        """No words' P and a voice ending high: it waits, unless the sound finds it finished and
+        whisper heard a question."""
+        c = self.c
+        if s.pitch_end is None or c.hold_at <= 0 or s.pitch_end < c.hold_at:
+            return False
+        sound_done = s.sound_p is not None and s.sound_p >= c.audio_finished_at
+        return not (sound_done and s.text.rstrip().endswith("?"))
+
+
+def rule_for(c: TurnEndConfig, fixed_ms: int) -> TurnEndRule:
+    """The rule `c` chooses; `fixed_ms`: the VAD's silence (the fixed rule's, and the fallback)."""
+    return FixedSilence(fixed_ms) if c.rule == "fixed" else FromSignals(c, fixed_ms)
 
 
 def sound_counts(p: float | None, c: TurnEndConfig) -> bool:
-    """Whether the audio turn model's P is part of the decision for words whose end-of-turn
-    probability is `p` (None: no language model reads them): see the module docstring."""
-    if c.rule == "fixed" or c.combine == "words":
-        return False
-    if p is None or c.combine != "both":
-        return True
-    return c.trailing_at < p < c.words_sure_at
+    """Whether the audio turn model's P is part of the decision for words of end-of-turn
+    probability `p` (None: no language model reads them)."""
+    return rule_for(c, 0).wants_sound(p)
 
 
 def end_silence_ms(
@@ -120,30 +182,5 @@ def end_silence_ms(
     words: str = "",
     audio: float | None = None,
 ) -> int:
-    """The silence that ends the turn whose `words` have end-of-turn probability `p` (None: no
-    language model reads them), whose voice ends at `pitch_end` times the speaker's floor and
-    whose sound the audio turn model finds finished with probability `audio` (None: unknown)."""
-    if c.rule == "fixed":
-        return fixed_ms
-    use_audio = audio is not None and sound_counts(p, c)
-    if p is None and not use_audio:
-        return fixed_ms
-    if p is None and pitch_end is not None and c.hold_at > 0 and pitch_end >= c.hold_at:
-        # a held voice waits, unless the sound finds it finished and whisper heard a question
-        sound_done = audio is not None and audio >= c.audio_finished_at
-        if not (sound_done and words.rstrip().endswith("?")):
-            return c.long_ms
-    xs = []
-    if p is not None and c.combine != "audio":
-        xs.append(words_finished(p, c))
-    if use_audio and audio is not None:
-        xs.append(audio_finished(audio, c, beside_words=p is not None and c.combine != "audio"))
-    if not xs:  # "audio" without its model's answer: the words alone
-        xs.append(words_finished(p, c) if p is not None else 0.0)
-    if c.combine == "both":
-        x = min(xs)
-    elif c.combine == "either":
-        x = max(xs)
-    else:
-        x = sum(xs) / len(xs)
-    return round(c.long_ms + x * (c.short_ms - c.long_ms))
+    """The silence that ends a turn with these signals under the rule `c` chooses."""
+    return rule_for(c, fixed_ms).silence_ms(Signals(p, pitch_end, words, audio))
