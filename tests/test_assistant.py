@@ -136,7 +136,7 @@ def test_push_to_talk_barges_in_and_next_question_is_answered(
 def test_own_voice_looped_into_the_mic_is_not_a_turn(virtual_audio, llm_model, whisper_model) -> None:
     """With espeak-ng's voice, which the echo guard was tuned on. The natural voice looped back at
     0 dB became a turn in 1 of 3 runs ("for thousands of years."): a measured rate, not a
-    guarantee yet, so it is bench.bargein's false-turn count (docs/architecture.md known limits)."""
+    guarantee yet, so it is bench.bargein's false-turn count (docs/limits.md)."""
     rec = Recorder()
     module = virtual_audio.pactl(
         "load-module", "module-loopback", "source=speaker.monitor", "sink=micfeed", "latency_msec=30"

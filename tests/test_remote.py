@@ -298,7 +298,7 @@ def test_the_assistant_speaks_through_the_server_and_remembers_what_was_heard(
         brain = a.conversation
         assert isinstance(brain, RemoteConversation)
         assert brain.kept[0].reply == heard.text and heard.unspoken  # resent as heard
-        assert turn.reply and turn.stats["server"] == server.url and turn.cached_tokens == -1
+        assert turn.reply and turn.stats["server"] == server.url and turn.stats["cached_tokens"] == -1
     finally:
         a.shutdown()
 

@@ -93,5 +93,5 @@ def test_a_damaged_speech_model_is_reported_and_webrtcs_decides(
     vad = VadConfig(speech_model=damaged)
     rec, _, turn = spoken_turn(virtual_audio, llm_model, whisper_model, wav, max_tokens=8, vad=vad)
     errors = [e for e in rec.of("error") if e.source == "vad"]
-    assert len(errors) == 1 and "models fetch silero-vad" in errors[0]["message"], errors
+    assert len(errors) == 1 and "models fetch silero-vad" in errors[0].message, errors
     assert "weather" in turn.user.lower()

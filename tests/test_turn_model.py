@@ -140,8 +140,8 @@ def test_a_damaged_turn_model_is_reported_and_the_words_decide(
     wav = espeak("What is the weather like today?", speech_dir / "weather.wav", wpm=140)
     rec, _, turn = spoken_turn(virtual_audio, llm_model, whisper_model, wav, max_tokens=8, turn_model=damaged)
     errors = [e for e in rec.of("error") if e.source == "turn"]
-    assert len(errors) == 1 and "words alone" in errors[0]["message"], errors
-    assert "models fetch smart-turn" in errors[0]["message"]
+    assert len(errors) == 1 and "words alone" in errors[0].message, errors
+    assert "models fetch smart-turn" in errors[0].message
     assert turn.audio_end is None and "weather" in turn.user.lower()
 
 

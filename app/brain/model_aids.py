@@ -1,7 +1,7 @@
 """Conversation aids a small model needs, switched on per model by what was measured for it.
 
 Three aids were built for the built-in 135M model, and each was measured there (docs/
-architecture.md): the reply to "repeat after me" or "what is your name" opens with the answer
+conversation.md): the reply to "repeat after me" or "what is your name" opens with the answer
 (`forced_openings`: repeat_request.py, name_question.py); a turn that asks about a remembered
 fact gets a note of just that fact right before the reply (`recall_note`: recall.py); the
 sampler reads the model's own earlier replies so that DRY stops it copying them

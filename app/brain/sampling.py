@@ -46,7 +46,7 @@ DRY_BREAKERS = ("\n",)
 @dataclass
 class SamplingConfig:
     """Sampler settings. Defaults: talk-llama's top-k/top-p/temperature; the conversation-aware
-    parts were chosen with `bench/longchat.py` (docs/architecture.md, "Long conversations")."""
+    parts were chosen with `bench/longchat.py` (docs/conversation.md, "Long conversations")."""
 
     seed: int = 0
     temperature: float = 0.30

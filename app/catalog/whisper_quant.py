@@ -86,7 +86,7 @@ def quantize_matrix(values: np.ndarray, qtype: str) -> bytes:
     out = ctypes.create_string_buffer(row_bytes * n_rows)
     # Uniform importance weights select ggml's search for the block scale that minimizes the
     # squared error; without them (whisper.cpp's `quantize`) it rounds with max/8, which read
-    # 5-7.5 WER points worse on tiny.en (docs/architecture.md, bench/stt.py). Types without a weighted path
+    # 5-7.5 WER points worse on tiny.en (bench/stt.py). Types without a weighted path
     # ignore them.
     importance = np.ones(n_per_row, np.float32)
     written = lib.ggml_quantize_chunk(

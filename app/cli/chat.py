@@ -128,7 +128,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def add_remote_flags(p: argparse.ArgumentParser) -> None:
-    """An OpenAI-compatible server as the language model (docs/architecture.md: a bigger brain)."""
+    """An OpenAI-compatible server as the language model (docs/servers.md)."""
     group = p.add_argument_group("remote language model (speech stays local)")
     g = group.add_argument
     g("--llm-url", default=None, help="OpenAI-compatible API base, e.g. http://gpu-box:8080/v1")
@@ -144,7 +144,7 @@ def add_remote_flags(p: argparse.ArgumentParser) -> None:
 def add_sampling_flags(p: argparse.ArgumentParser) -> None:
     """llama.cpp's sampling flags (same names as its CLI), defaults from SamplingConfig."""
     d = SamplingConfig()
-    group = p.add_argument_group("sampling (docs/architecture.md: long conversations)")
+    group = p.add_argument_group("sampling (docs/conversation.md: long conversations)")
 
     def g(*flags: str, help: str, **kw) -> None:
         group.add_argument(*flags, help=f"{help} (default: %(default)s)", **kw)

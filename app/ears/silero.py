@@ -2,7 +2,7 @@
 
 The frame classifier (vad.py) asks it about frames above the absolute floor, beside WebRTC's
 model and the energy test: WebRTC starts sooner in quiet, Silero still hears speech 5 dB over
-pink noise, where the energy test misses about half the onsets (bench/vad.py; docs/architecture.md).
+pink noise, where the energy test misses about half the onsets (bench/vad.py; docs/turn-taking.md).
 
 `SpeechModel` is the loaded model; each audio stream (the microphone's segmenter) reads it
 through its own `SpeechStream`, which keeps the model's recurrent state and context. A missing

@@ -37,22 +37,8 @@ from app.gui.theme import theme
 from app.gui.tray import TrayActions, TrayIcon
 from app.gui.voice_orb import VoiceOrb
 from app.gui.widgets import ContextGauge, StatusPill
-from app.loop.events import (
-    Event,
-    Level,
-    MemoryFacts,
-    Notice,
-    OutputLevel,
-    Reset,
-    Retracted,
-    State,
-    StateChanged,
-    Switched,
-    Transcript,
-    TurnReported,
-    Unanswered,
-    UserTurn,
-)
+from app.loop import events
+from app.loop.events import Event
 from app.loop.settings import AppSettings, assistant_config
 
 log = logging.getLogger(__name__)
@@ -328,35 +314,35 @@ class MainWindow(QMainWindow):
         self.feed.handle(ev)
         self.problems.handle(ev)
         match ev:
-            case StateChanged():
+            case events.StateChanged():
                 self._on_state(ev.state)
-            case MemoryFacts():
+            case events.MemoryFacts():
                 self.tools.on_memory(ev)
-            case Level():
+            case events.Level():
                 self.ptt.set_input_level(ev.rms)
-            case OutputLevel():
+            case events.OutputLevel():
                 self.ptt.set_output_level(ev.rms)
-            case TurnReported():
+            case events.TurnReported():
                 self.gauge.update_stats(ev.stats)
                 self.conversations.on_saved()
-            case UserTurn():
+            case events.UserTurn():
                 self.conversations.on_user_turn(ev.text)
-            case Switched():
+            case events.Switched():
                 self.gauge.update_stats(ev.stats)
                 self.conversations.on_switched(ev)
-            case Reset():
+            case events.Reset():
                 self.gauge.update_stats(ev.stats)
-            case Retracted():
+            case events.Retracted():
                 self.gauge.update_stats(ev.stats)
                 self.conversations.on_retracted(ev.text)
-            case Transcript():
+            case events.Transcript():
                 self._on_transcript(ev)
-            case Notice():
+            case events.Notice():
                 self.status(ev.message)
-            case Unanswered():
+            case events.Unanswered():
                 self._on_unanswered(ev)
 
-    def _on_state(self, new: State) -> None:
+    def _on_state(self, new: events.State) -> None:
         state = new.value
         self.pill.set_state(state)
         self.ptt.set_state(state)
@@ -365,13 +351,13 @@ class MainWindow(QMainWindow):
         if state not in ("speaking", "thinking"):
             self.feed.speech_ended()
 
-    def _on_transcript(self, ev: Transcript) -> None:
+    def _on_transcript(self, ev: events.Transcript) -> None:
         if self.menu_actions["mute"].isChecked():
             self.statusBar().showMessage(MUTED, 8000)
         elif ev.rejected and self.pill.state not in ("thinking", "speaking"):
             self.statusBar().showMessage(f"Nothing heard ({ev.reason})", 4000)
 
-    def _on_unanswered(self, ev: Unanswered) -> None:
+    def _on_unanswered(self, ev: events.Unanswered) -> None:
         """Words that found no language model: back into the box, after what it already holds
         (typed and not sent), never lost."""
         typed = self.input.text().rstrip()

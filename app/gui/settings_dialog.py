@@ -237,7 +237,7 @@ class SettingsDialog(QDialog):
         return w
 
     def _advanced_tab(self) -> QWidget:
-        """Sampling: how the assistant picks its words (docs/architecture.md: the sampler)."""
+        """Sampling: how the assistant picks its words (docs/conversation.md: the sampler)."""
         w = QWidget()
         f = QFormLayout(w)
         current = sampling_config(self.s.sampling)

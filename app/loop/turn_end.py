@@ -17,7 +17,7 @@ probability that the utterance sounds finished (ears/turn_model.py; None when no
   (`trailing_at` < P < `words_sure_at`). Without the words' P a voice held high (`hold_at`
   times its floor) waits `long_ms`, unless the sound finds it finished and whisper heard a "?".
 
-Why these rules and thresholds, with the measurements: docs/architecture.md, "Turn-taking".
+Why these rules and thresholds, with the measurements: docs/turn-taking.md.
 Pure objects; the Segmenter applies the result (`set_end_silence`, end_of_turn.py).
 """
 

@@ -105,7 +105,7 @@ def room(audio: VirtualAudio, db: float | None, drift: bool = False) -> Iterator
     does: the echo's delay stays fixed (module-loopback's rate adjustment off). `drift=True`
     leaves PulseAudio adjusting the loopback's rate to hold its latency, which moves the echo's
     delay by ~1 ms every 8 s, like a microphone and a speaker on two devices (a USB microphone,
-    HDMI speakers): too fast for the linear canceller to follow (docs/architecture.md: the echo guard)."""
+    HDMI speakers): too fast for the linear canceller to follow (docs/barge-in.md: the echo guard)."""
     if db is None:
         yield
         return
