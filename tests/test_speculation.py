@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from app.brain.user_turn import ConfirmAtPrompt
-from app.ears.vad import SegmentEvent
+from app.loop.ports import Utterance
 from tests.conftest import espeak, load16k
 from tests.support.assistant_rig import Recorder, make
 from tests.support.conversations import assert_consistent, whole_turns
@@ -121,13 +121,11 @@ def test_pause_then_more_speech_withdraws_the_tentative_turn(llm_model, whisper_
     a = make(llm_model, whisper_model, rec, hands_free=True, use_microphone=False, max_tokens=12)
     try:
         n0 = a.conversation.n_past
-        a.hearing.queue.put(
-            (first, time.perf_counter(), len(first), False, None)
-        )  # pause after the first half
+        a.hearing.put(Utterance(first, time.perf_counter(), len(first), False))  # pause after the first half
         wait_until(lambda: a.conversation.n_past > n0)  # its prompt is in the cache, waiting
         assert a.tentative.current is not None and not rec.of("user")
-        a.utterances.on_segment(SegmentEvent("resumed"))  # the user goes on talking
-        a.hearing.queue.put((whole, time.perf_counter(), len(whole), True, None))
+        a.hearing.resumed()  # the user goes on talking
+        a.hearing.put(Utterance(whole, time.perf_counter(), len(whole), True))
         turn = rec.wait_for("turn", 90)
     finally:
         a.shutdown()
@@ -146,10 +144,10 @@ def test_end_of_speech_confirms_the_tentative_turn(llm_model, whisper_model, hal
     a = make(llm_model, whisper_model, rec, hands_free=True, use_microphone=False, max_tokens=12)
     try:
         t_end = time.perf_counter()
-        a.hearing.queue.put((whole, t_end, len(whole), False, None))
+        a.hearing.put(Utterance(whole, t_end, len(whole), False))
         wait_until(lambda: a.tentative.current is not None)
         assert not rec.of("user") and not rec.of("token")  # nothing shown before the end of speech
-        a.hearing.queue.put((whole, t_end, len(whole), True, None))  # the silence went on: end of speech
+        a.hearing.put(Utterance(whole, t_end, len(whole), True))  # the silence went on: end of speech
         turn = rec.wait_for("turn", 90)
     finally:
         a.shutdown()
@@ -168,7 +166,7 @@ def test_microphone_failure_withdraws_the_tentative_turn(llm_model, whisper_mode
     a = make(llm_model, whisper_model, rec, hands_free=True, use_microphone=False, max_tokens=12)
     try:
         n0 = a.conversation.n_past
-        a.hearing.queue.put((first, time.perf_counter(), len(first), False, None))
+        a.hearing.put(Utterance(first, time.perf_counter(), len(first), False))
         wait_until(lambda: a.conversation.n_past > n0)  # the tentative prompt is evaluated, waiting
         a._on_mic_error("Microphone disconnected.")  # what Microphone reports when the stream dies
         assert a.tentative.counts == {"confirmed": 0, "withdrawn": 1}

@@ -123,7 +123,7 @@ def test_hands_free_turns_are_decided_with_the_turn_model(
         virtual_audio, llm_model, whisper_model, wav, max_tokens=8, turn_model=turn_model_file, turn_end=rule
     )
     d = turn.record()
-    assert a.hearing.turn_model is not None and d["end_of_turn"] > rule.trailing_at, d
+    assert a.hearing.sound.model is not None and d["end_of_turn"] > rule.trailing_at, d
     assert (d["audio_end"] is not None) == (sure_at == 1.0) == sound_counts(d["end_of_turn"], rule), d
     c = a.config
     expected = end_silence_ms(

@@ -12,8 +12,9 @@ import soundfile as sf
 
 from app.brain.persona import PINNED_TIME, Persona
 from app.ears.transcriber import SttConfig
-from app.ears.vad import SegmentEvent, VadConfig
+from app.ears.vad import VadConfig
 from app.loop.events import State
+from app.loop.ports import Utterance
 from app.loop.turn_end import TurnEndConfig, end_silence_ms
 from tests.conftest import espeak, load16k
 from tests.support.assistant_rig import Recorder, make, spoken_turn
@@ -106,7 +107,7 @@ def test_noise_never_starts_a_turn(
         quiet_since = time.monotonic()
         while time.monotonic() - quiet_since < 2.0:
             assert time.monotonic() < deadline, rec.story()
-            if a.state != State.IDLE or not a.hearing.queue.empty():
+            if a.state != State.IDLE or a.hearing.busy:
                 quiet_since = time.monotonic()
             time.sleep(0.05)
     finally:
@@ -154,19 +155,19 @@ def test_a_withdrawn_speculative_reply_never_sounds(
     try:
         n0 = a.conversation.n_past
         t0 = time.monotonic()
-        a.hearing.queue.put((first, time.perf_counter(), len(first), False, None))  # a pause after "story"
+        a.hearing.put(Utterance(first, time.perf_counter(), len(first), False))  # a pause after "story"
         deadline = time.monotonic() + 60
         while not (a.responder._gate is not None and a.responder._gate.ready and a.speaker.busy):
             assert time.monotonic() < deadline, "no speculative first words"
             time.sleep(0.01)
         time.sleep(0.5)  # held: synthesized, not played
-        a.utterances.on_segment(SegmentEvent("resumed"))  # the user goes on talking
+        a.hearing.resumed()  # the user goes on talking
         while a.conversation.n_past != n0:  # the brain took the turn back
             assert time.monotonic() < deadline
             time.sleep(0.01)
         t_withdrawn = time.monotonic()
         time.sleep(0.5)
-        a.hearing.queue.put((whole, time.perf_counter(), len(whole), True, None))
+        a.hearing.put(Utterance(whole, time.perf_counter(), len(whole), True))
         turn = rec.wait_for("turn", 90)
         assert a.speaker.wait(60)
         time.sleep(0.3)

@@ -28,6 +28,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import llama_cpp
 import numpy as np
@@ -47,6 +48,29 @@ from app.brain.turn_language import read_as
 from app.brain.user_turn import TurnGate, UserTurn, ask, build_user_turn, next_token_probs
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class ReplyRun:
+    """One reply being generated: what `stream` carries from token to token (owner thread)."""
+
+    text: str  # the user's words
+    user: Message  # their history message, appended once the turn is decided
+    gate: TurnGate | None
+    stats: TurnStats
+    reply: ReplyText
+    thought: ThoughtSplitter | None
+    forced: list[int]  # the opening still to force, token by token
+    reply_at: int  # where the reply starts in its turn
+    decided: bool  # the turn is certain (no gate, or the gate said yes)
+    t0: float
+    t_prompt: float
+    shifts: tuple[int, int, int]  # shifts and discarded before the turn; shifts after its prompt
+    prompt_tokens: int
+    answer_at: int | None = None  # where the answer starts after thinking
+    pending: int | None = None  # the last sampled token, evaluated before the next
+    reason: str = "max_tokens"  # why the reply stopped (so far: it has not)
+    withdrawn: bool = False
 
 
 class Conversation(MemoryContext):
@@ -96,14 +120,31 @@ class Conversation(MemoryContext):
         """Append a user turn and yield the reply as text pieces while it is generated.
 
         Stops on end-of-generation tokens, the format's stop strings, `max_tokens`, or `cancel`.
-        When the iterator finishes or is closed early, the reply is committed and closed
-        (see the module docstring), and `last_stats` holds the turn's counters.
+        The turn ends in `_end_reply` however the iteration ends: finished, or closed early by
+        the caller (a closed generator runs it too): the reply is committed as far as it got and
+        closed (see the module docstring), and `last_stats` holds the turn's counters.
         `gate` (tentative turns, user_turn.TurnGate): told the end-of-turn probability once the
         user turn is evaluated, then asked before each token until it decides; the pieces of
         an undecided turn are speculative. False takes the turn back: the cache, ledger and
         history are as before the call (turns a shift discarded to make room stay discarded).
         `language`: the whisper code the turn was heard in ("" unknown); turn_language.py.
         """
+        run = self._begin_reply(text, gate, language)
+        tail = ""
+        try:
+            for _ in range(self.config.max_tokens):
+                piece = self._next_piece(run, cancel)
+                if piece:
+                    yield piece
+                if run.reason != "max_tokens":
+                    break
+        finally:
+            tail = self._end_reply(run)
+        if run.decided and tail:
+            yield tail
+
+    def _begin_reply(self, text: str, gate: TurnGate | None, language: str) -> ReplyRun:
+        """Evaluate the user turn (with its notes) and set up the reply's generation."""
         t0 = time.perf_counter()
         self._pick_threads()
         self.turn_count += 1
@@ -118,107 +159,120 @@ class Conversation(MemoryContext):
         stats.end_of_turn = self._eval_user(todo, turn, after, read=gate is not None)
         stats.prompt_tokens = len(turn.tokens)
         stats.primed_tokens = max(0, len(turn.tokens) + len(recall) - len(todo))
-        shifts_after_prompt = self.shifts
         t_prompt = time.perf_counter()
         stats.t_prompt_ms = (t_prompt - t0) * 1000
         user = Message("user", text, name=self.persona.person, language=language)
-        decided = gate is None
         if gate is None:
             self.history.append(user)
         else:
             gate.evaluated(stats.end_of_turn)
-
-        reply = ReplyText(self.format.stop_strings)
-        pending: int | None = None
-        reason, tail, withdrawn = "max_tokens", "", False
         own = self.sampler_history() if self.aids.own_replies_dry else []
         self._sampler.start_turn(own, self.seeds.next_variant())
         said = words_to_repeat(text) or own_name_reply(text, self.persona.bot)  # the opening, if known
         said = said if self.aids.forced_openings and not self.format.thinking_opened else None
-        forced = self._tokenize([Part(said, False)]) if said else []
         self.ledger.mark_reply()
         fmt = self.format
-        thought = ThoughtSplitter(fmt.thinking_opened, fmt.marks) if fmt.thinks else None
-        reply_at, answer_at = self.ledger.replies[-1], None  # offsets in the turn: reply, answer
-        try:
-            for _ in range(self.config.max_tokens):
-                if pending is not None:
-                    self._eval([pending])
-                    reply.mark_token(self.n_past)
-                    pending = None
-                if not decided:
-                    go = ask(gate, False, stats)
-                    if go is False:
-                        withdrawn = True
-                        break
-                    if go:
-                        decided = True
-                        self.history.append(user)
-                if cancel is not None and cancel.is_set():
-                    reason = "cancelled"
-                    break
-                if forced:
-                    tok = forced.pop(0)
-                    self._sampler.accept(tok)
-                else:
-                    tok = self._sampler.sample(self.llama.ctx)
-                stats.gen_tokens += 1
-                if llama_cpp.llama_vocab_is_eog(self._vocab, tok):
-                    reason = "eog"
-                    break
-                pending = tok
-                piece = reply.feed(self.llama.detokenize([tok]))
-                if thought is not None:
-                    piece = thought.feed(piece)
-                    answer_at = self.ledger.turns[-1] if piece and answer_at is None else answer_at
-                if reply.stopped:
-                    reason = "stop_string"
-                if piece:
-                    if not stats.t_first_token_ms:
-                        stats.t_first_token_ms = (time.perf_counter() - t0) * 1000
-                    yield piece
-                if reply.stopped:
-                    break
-        finally:
-            if not decided and not withdrawn and ask(gate, True, stats):
-                decided = True
-                self.history.append(user)
-            if not decided:  # withdrawn: nothing of the turn stays
-                self._drop_open_turn()
-                self.turn_count -= 1
-                log.info(
-                    "turn withdrawn (%d prompt, %d reply tokens taken back)",
-                    len(turn.tokens),
-                    stats.gen_tokens,
-                )
-                self.prime()
-            else:
-                if pending is not None:
-                    self._eval([pending])
-                    reply.mark_token(self.n_past)
-                tail = reply.finish()
-                if reply.stopped:
-                    self._rollback(reply.tokens_after_stop(self.n_past))
-                if thought is not None:
-                    tail = thought.feed(tail) + thought.finish()
-                    self._drop_thought(reply_at, answer_at)
-                if self._close_tokens:
-                    self._eval(self._close_tokens)
-                stats.t_gen_ms = (time.perf_counter() - t_prompt) * 1000 - stats.t_wait_ms
-                self.prime()  # the next turn's head (its time is in no turn's stats; shifts are)
-                stats.stop_reason = reason
-                said_text = thought.answer.strip() if thought is not None else reply.text
-                self.history.append(
-                    Message("assistant", said_text, interrupted=reason == "cancelled", name=self.persona.bot)
-                )
-                self.history[-1].thinking = stats.thinking = thought.thought.strip() if thought else ""
-                stats.n_past, stats.n_keep = self.n_past, self.ledger.n_keep
-                stats.shifts, stats.discarded = self.shifts - shifts0, self.discarded - discarded0
-                stats.shifts_in_reply = self.shifts - shifts_after_prompt
-                self.last_stats = stats
-                learn_from(self.shared, self.config.memory, text)
-        if decided and tail:
-            yield tail
+        return ReplyRun(
+            text=text,
+            user=user,
+            gate=gate,
+            stats=stats,
+            reply=ReplyText(fmt.stop_strings),
+            thought=ThoughtSplitter(fmt.thinking_opened, fmt.marks) if fmt.thinks else None,
+            forced=self._tokenize([Part(said, False)]) if said else [],
+            reply_at=self.ledger.replies[-1],
+            decided=gate is None,
+            t0=t0,
+            t_prompt=t_prompt,
+            shifts=(shifts0, discarded0, self.shifts),
+            prompt_tokens=len(turn.tokens),
+        )
+
+    def _next_piece(self, run: ReplyRun, cancel: threading.Event | None) -> str:
+        """One token of the reply: the gate asked while undecided, `cancel` checked, the token
+        forced or sampled; its text (may be ""). Sets `run.reason` when the reply stops."""
+        stats = run.stats
+        if run.pending is not None:
+            self._eval([run.pending])
+            run.reply.mark_token(self.n_past)
+            run.pending = None
+        if not run.decided:
+            go = ask(run.gate, False, stats)
+            if go is False:
+                run.withdrawn, run.reason = True, "withdrawn"
+                return ""
+            if go:
+                run.decided = True
+                self.history.append(run.user)
+        if cancel is not None and cancel.is_set():
+            run.reason = "cancelled"
+            return ""
+        if run.forced:
+            tok = run.forced.pop(0)
+            self._sampler.accept(tok)
+        else:
+            tok = self._sampler.sample(self.llama.ctx)
+        stats.gen_tokens += 1
+        if llama_cpp.llama_vocab_is_eog(self._vocab, tok):
+            run.reason = "eog"
+            return ""
+        run.pending = tok
+        piece = run.reply.feed(self.llama.detokenize([tok]))
+        if run.thought is not None:
+            piece = run.thought.feed(piece)
+            if piece and run.answer_at is None:
+                run.answer_at = self.ledger.turns[-1]
+        if run.reply.stopped:
+            run.reason = "stop_string"
+        if piece and not stats.t_first_token_ms:
+            stats.t_first_token_ms = (time.perf_counter() - run.t0) * 1000
+        return piece
+
+    def _end_reply(self, run: ReplyRun) -> str:
+        """However the reply ended: a tentative turn still undecided is decided now; a withdrawn
+        one leaves nothing behind; a decided one is committed (the last token evaluated, the
+        text after a stop string and past thinking taken out, the turn closed) and recorded.
+        The text still to yield ("" when withdrawn)."""
+        if not run.decided and not run.withdrawn and ask(run.gate, True, run.stats):
+            run.decided = True
+            self.history.append(run.user)
+        if not run.decided:
+            self._drop_open_turn()
+            self.turn_count -= 1
+            log.info(
+                "turn withdrawn (%d prompt, %d reply tokens taken back)",
+                run.prompt_tokens,
+                run.stats.gen_tokens,
+            )
+            self.prime()
+            return ""
+        reply, thought, stats = run.reply, run.thought, run.stats
+        if run.pending is not None:
+            self._eval([run.pending])
+            reply.mark_token(self.n_past)
+        tail = reply.finish()
+        if reply.stopped:
+            self._rollback(reply.tokens_after_stop(self.n_past))
+        if thought is not None:
+            tail = thought.feed(tail) + thought.finish()
+            self._drop_thought(run.reply_at, run.answer_at)
+        if self._close_tokens:
+            self._eval(self._close_tokens)
+        stats.t_gen_ms = (time.perf_counter() - run.t_prompt) * 1000 - stats.t_wait_ms
+        self.prime()  # the next turn's head (its time is in no turn's stats; shifts are)
+        stats.stop_reason = run.reason
+        said = thought.answer.strip() if thought is not None else reply.text
+        self.history.append(
+            Message("assistant", said, interrupted=run.reason == "cancelled", name=self.persona.bot)
+        )
+        self.history[-1].thinking = stats.thinking = thought.thought.strip() if thought else ""
+        shifts0, discarded0, shifts_after_prompt = run.shifts
+        stats.n_past, stats.n_keep = self.n_past, self.ledger.n_keep
+        stats.shifts, stats.discarded = self.shifts - shifts0, self.discarded - discarded0
+        stats.shifts_in_reply = self.shifts - shifts_after_prompt
+        self.last_stats = stats
+        learn_from(self.shared, self.config.memory, run.text)
+        return tail
 
     def _drop_thought(self, reply_at: int, answer_at: int | None) -> None:
         """After a reply, before its closing: take its thinking (and the prompt's opener) out of

@@ -102,6 +102,11 @@ class Hearing:
                 self._waiting += 1
         self._inbox.put(item)
 
+    @property
+    def busy(self) -> bool:
+        """Something waits in the inbox (diagnostics, tests)."""
+        return not self._inbox.empty()
+
     def _take(self) -> SttItem:
         item = self._inbox.get()
         if not isinstance(item, LanguageSample):
