@@ -1,4 +1,4 @@
-"""Facts the user states about themselves, found by patterns over their own words (issue #34).
+"""Facts the user states about themselves, found by patterns over their own words.
 
 The memory note that outlives a context shift is built from these: deterministic (the same
 words give the same facts, on any brain), cheap (a few regular expressions per user turn, no

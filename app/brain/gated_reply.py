@@ -1,4 +1,4 @@
-"""A tentative turn's reply read from a server: speculative until its gate decides (issue #33).
+"""A tentative turn's reply read from a server: speculative until its gate decides.
 
 The request goes out at the pause, as a local model evaluates the turn there; its first pieces
 may be read and given out (the loop synthesizes the first spoken chunk and holds it) before the

@@ -1,5 +1,5 @@
 """The memory note: what the user told about themselves, kept where the model still sees it
-after a context shift has discarded the turns that said it (issue #34).
+after a context shift has discarded the turns that said it.
 
 The note is built from the conversation's history alone: every user message, oldest first,
 through `facts.extract_facts` (a later fact with the same key replaces an earlier one), less

@@ -1,4 +1,4 @@
-"""Does a user turn ask the assistant's name? (issue #34)
+"""Does a user turn ask the assistant's name?
 
 The persona's name is configuration the app knows; the 135M model recalls it from a system
 prompt hundreds or thousands of tokens back, and after 100 turns it answered "I am Aurora" or

@@ -1,4 +1,4 @@
-"""Does a user turn ask about something the memory note holds? (issue #34)
+"""Does a user turn ask about something the memory note holds?
 
 A note written once after a shift ends up far behind the conversation: at n_ctx 4096 it sat
 ~100 turns (~3000 tokens) before the question "What is my name?", and a small model then answered

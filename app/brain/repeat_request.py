@@ -1,4 +1,4 @@
-"""Does a user turn ask for words to be said back exactly? (issue #34)
+"""Does a user turn ask for words to be said back exactly?
 
 "Please repeat this word exactly: pineapple" is the one request whose answer is known before the
 model speaks. A 135M model, 100 turns into a conversation, answered it "I'd repeat this word

@@ -1,4 +1,4 @@
-"""Memory across conversations (issue #34; off unless the user turns it on).
+"""Memory across conversations (off unless the user turns it on).
 
 One private file (`memory.json`, 0600, written atomically) holds the facts the user stated in
 any conversation while sharing is on: by key, the latest statement winning, as in one

@@ -1,4 +1,4 @@
-"""The language of a user turn, as the model reads it (issue #32).
+"""The language of a user turn, as the model reads it.
 
 The system prompt is evaluated once per conversation and says which language to answer in
 (`{language}` in the persona: the setting's language, or "the language {person} speaks" when

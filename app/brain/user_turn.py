@@ -1,7 +1,7 @@
 """One user turn as the persistent context takes it: its tokens, where the user's words end, how
 likely the model finds it that they are a finished turn, and the gate of a tentative turn.
 
-End of turn from the words (issue #15): after the user's last word the chat template closes the
+End of turn from the words: after the user's last word the chat template closes the
 turn with its end-of-turn mark (`<|im_end|>` in ChatML, `<|eot_id|>` in Llama 3, ...). The model's
 probability for that mark, plus for a sentence-ending `.`, `?` or `!`, right after the last
 word is a language-aware "has the user finished?" signal, read from the evaluation of the turn

@@ -1,4 +1,4 @@
-"""A server brain's words read for the end of the user's turn (issue #33), by a small local model.
+"""A server brain's words read for the end of the user's turn, by a small local model.
 
 A server gives no probability that the words heard at a pause are a finished turn. Without one
 the sound decides alone (Smart Turn, ears/turn_model.py): on bench/turn_rules' clips that ends

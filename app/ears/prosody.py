@@ -1,5 +1,4 @@
-"""How the voice ends: the pitch of the last words against where the speaker's statements end
-(issue #15).
+"""How the voice ends: the pitch of the last words against where the speaker's statements end.
 
 Words alone cannot tell "What should I cook" from "What should I cook … for dinner": both are
 complete sentences to a language model. The voice can: a speaker who has finished a statement

@@ -1,4 +1,4 @@
-"""Going on after a pause the assistant took for the end of the turn (hands-free, issue #15).
+"""Going on after a pause the assistant took for the end of the turn (hands-free).
 
 The end of a hands-free turn is a guess: the words rule (turn_end.py) ends it after 0.2–1.2 s of
 silence, and some heads of sentences sound finished ("Tell me something interesting… about the
