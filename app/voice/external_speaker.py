@@ -14,11 +14,21 @@ import shlex
 import subprocess
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from app.voice.sentence_queue import SentenceQueue, SpeakerEvent
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    """A sentence for the command's thread (`gen`: the stop() generation it belongs to)."""
+
+    gen: int
+    index: int
+    text: str
 
 
 class ExternalSpeaker(SentenceQueue):
@@ -38,12 +48,12 @@ class ExternalSpeaker(SentenceQueue):
         self.speak_file = speak_file
         self.voice_id = voice_id
         self.on_event = on_event or (lambda e: None)
-        self._q: queue.Queue[tuple[int, int, str] | None] = queue.Queue()
+        self._q: queue.Queue[_Sentence | None] = queue.Queue()
         self._gen = 0
         self._index = 0
         self._pending = 0
         self._proc: subprocess.Popen | None = None
-        self._playing: tuple[int, int, str] | None = None  # (gen, index, text) being spoken
+        self._playing: _Sentence | None = None  # being spoken
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._loop, name="speaker-external", daemon=True)
         self._thread.start()
@@ -55,7 +65,7 @@ class ExternalSpeaker(SentenceQueue):
         with self._lock:
             self._pending += 1
             self._index += 1
-            self._q.put((self._gen, self._index, sentence))
+            self._q.put(_Sentence(self._gen, self._index, sentence))
             return self._index
 
     def wait_synthesized(self, index: int, timeout: float) -> bool:
@@ -70,14 +80,14 @@ class ExternalSpeaker(SentenceQueue):
 
     def stop(self) -> None:
         with self._lock:
-            playing = self._playing if self._playing and self._playing[0] == self._gen else None
+            playing = self._playing if self._playing and self._playing.gen == self._gen else None
             self._gen += 1
             self._pending = 0
             proc = self._proc
         if proc is not None and proc.poll() is None:
             proc.kill()
         if playing is not None:
-            _gen, index, text = playing
+            index, text = playing.index, playing.text
             self.on_event(SpeakerEvent("sentence_cut", text, index, heard=text))
 
     def close(self) -> None:
@@ -87,11 +97,11 @@ class ExternalSpeaker(SentenceQueue):
 
     def _loop(self) -> None:
         while (item := self._q.get()) is not None:
-            gen, index, text = item
+            gen, index, text = item.gen, item.index, item.text
             if gen != self._gen:
                 continue
             with self._lock:
-                self._playing = (gen, index, text)
+                self._playing = item
             self.on_event(SpeakerEvent("sentence_started", text, index))
             try:
                 self.speak_file.write_text(text, encoding="utf-8")

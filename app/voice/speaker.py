@@ -53,6 +53,27 @@ class _Hold:
     keep: bool = False
 
 
+@dataclass(frozen=True)
+class _ToSynthesize:
+    """A sentence for the synthesis thread (`gen`: the stop() generation it belongs to)."""
+
+    gen: int
+    index: int
+    text: str
+    hold: _Hold | None
+    language: str
+
+
+@dataclass(frozen=True)
+class _ToPlay:
+    """A synthesized sentence for the playback thread."""
+
+    gen: int
+    index: int
+    speech: Speech
+    hold: _Hold | None
+
+
 @dataclass
 class _Playing:
     """The sentence being written to the device (playback thread writes, stop() reads)."""
@@ -109,13 +130,11 @@ class Speaker(SentenceQueue):
         self.first_chunk_words = getattr(self._engine, "first_chunk_words", 0)
         if not self.available:
             log.warning("speech output disabled: %s", self.problem)
-        self._text_q: queue.Queue[tuple[int, int, str, _Hold | None, str] | None] = queue.Queue()
+        self._text_q: queue.Queue[_ToSynthesize | None] = queue.Queue()
         # Engines for the languages replies were spoken in besides the configured voice's
         # (language code -> engine; opened on the synthesis thread when first needed).
         self._engines: dict[str, Any] = {}
-        self._pcm_q: queue.Queue[tuple[int, int, Speech, _Hold | None] | Literal["abort"] | None] = (
-            queue.Queue()
-        )
+        self._pcm_q: queue.Queue[_ToPlay | Literal["abort"] | None] = queue.Queue()
         self._hold: _Hold | None = None  # the sentences held now (see the module docstring)
         self._playing: _Playing | None = None
         self._generation = 0  # bumped by stop(): stale work is dropped
@@ -150,9 +169,11 @@ class Speaker(SentenceQueue):
             self._index += 1
             if held and self._hold is None:
                 self._hold = _Hold()
-            item = (self._generation, self._index, sentence, self._hold if held else None, language)
+            item = _ToSynthesize(
+                self._generation, self._index, sentence, self._hold if held else None, language
+            )
         self._text_q.put(item)
-        return item[1]
+        return item.index
 
     @property
     def holes(self) -> int:
@@ -235,21 +256,22 @@ class Speaker(SentenceQueue):
     def _synth_loop(self) -> None:
         while (item := self._text_q.get()) is not None:
             try:
-                self._synthesize(*item)
+                self._synthesize(item)
             finally:
                 with self._synthesized_cv:
-                    self._synthesized = max(self._synthesized, item[1])
+                    self._synthesized = max(self._synthesized, item.index)
                     self._synthesized_cv.notify_all()
 
-    def _synthesize(self, gen: int, index: int, text: str, hold: _Hold | None, language: str) -> None:
+    def _synthesize(self, item: _ToSynthesize) -> None:
         """Synthesis thread: one queued sentence to the playback queue (or dropped)."""
+        gen, index, text, hold = item.gen, item.index, item.text, item.hold
         if gen != self._generation:
             return
         if hold is not None and hold.decided.is_set() and not hold.keep:
             self._finish_one(gen, quiet=True)
             return
         try:
-            speech = self._render(gen, text, self._engine_for(language))
+            speech = self._render(gen, text, self._engine_for(item.language))
         except Cancelled:  # stop(): this sentence belongs to what was stopped
             return
         except Exception as exc:
@@ -258,7 +280,7 @@ class Speaker(SentenceQueue):
             self._finish_one(gen)
             return
         if gen == self._generation:
-            self._pcm_q.put((gen, index, speech, hold))
+            self._pcm_q.put(_ToPlay(gen, index, speech, hold))
 
     def _engine_for(self, language: str) -> Any:
         """Synthesis thread: the engine that speaks `language` (the configured one for its own
@@ -294,7 +316,7 @@ class Speaker(SentenceQueue):
             if item == _SILENCE:
                 self._output.abort()
                 continue
-            gen, index, speech, hold = item
+            gen, index, speech, hold = item.gen, item.index, item.speech, item.hold
             if hold is not None:
                 hold.decided.wait()  # released, discarded, or stop()/close()
                 if not hold.keep:
