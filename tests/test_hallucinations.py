@@ -101,3 +101,18 @@ def test_each_languages_caption_inventions_are_dropped_and_its_sentences_kept() 
         assert invented(said, 3000, near_silent=False) is None, said
     assert stock_phrase("Merci.") and stock_phrase("Спасибо!") and stock_phrase("ありがとうございました。")
     assert invented("Danke.", 600, near_silent=True) and invented("Danke.", 600, near_silent=False) is None
+
+
+def test_a_dropped_transcript_says_which_words_were_dropped() -> None:
+    from app.loop.events import Transcript
+
+    said = Transcript(
+        "Tell me about the moon.", rejected=True, reason="more words than 900 ms of speech holds"
+    )
+    assert (
+        said.why_dropped()
+        == "Not taken as a turn: “Tell me about the moon.” (more words than 900 ms of speech holds)"
+    )
+    assert (
+        Transcript("", rejected=True, reason="no speech detected").why_dropped().startswith("Nothing heard")
+    )

@@ -140,7 +140,7 @@ class TerminalView:
             case events.Unanswered():
                 note = f"[{ev.message} You said: {ev.text}]"
             case events.Transcript(rejected=True):
-                note = f"[nothing heard: {ev.reason}]"
+                note = f"[{ev.why_dropped()}]"
             case events.Level() if self.args.print_energy:
                 print(f"\r[level {ev.rms:.4f}]", end="", file=sys.stderr, flush=True)
             case events.Error() | events.Notice() | events.DeviceChanged():

@@ -296,7 +296,7 @@ class Transcriber:
             symbols_off = self.config.suppress_symbols
             self._decode(result, audio, speech, call, symbols_off)
             looped, why = self._judge(result, stats)
-            wrong = went_wrong(result.raw_text, looped, result.text, stats.speech_ms)
+            wrong = went_wrong(result.raw_text, looped, result.text, max(stats.speech_ms, stats.span_ms))
             if wrong and not call.aborted():
                 # whisper's own temperature fallback never sees these: its entropy test needs
                 # more than 32 tokens and the clip's token budget is smaller
@@ -374,7 +374,7 @@ class Transcriber:
         result.text, looped = unloop(clean_text(result.raw_text))
         if not result.text or not re.search(r"\w", result.text):
             return looped, "nothing heard"
-        if why := invented(result.text, stats.speech_ms, stats.near_silent, looped):
+        if why := invented(result.text, stats.speech_ms, stats.near_silent, looped, stats.span_ms):
             return looped, why
         if result.prob < self.config.min_prob:
             return looped, f"low confidence ({result.prob:.2f})"

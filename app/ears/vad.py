@@ -313,10 +313,11 @@ class Segmenter:
 
 @dataclass(frozen=True)
 class SpeechStats:
-    speech_ms: int
+    speech_ms: int  # frames called speech, together
     total_ms: int
     peak_db: float
     rms_db: float
+    span_ms: int = 0  # from the first frame called speech to the last (the talking, with its gaps)
 
     @property
     def near_silent(self) -> bool:
@@ -334,7 +335,9 @@ def stats_from(audio: np.ndarray, speech: np.ndarray) -> SpeechStats:
     if len(audio) < FRAME:
         return SpeechStats(0, 0, -200.0, -200.0)
     peak = float(20 * np.log10(np.max(np.abs(audio)) + 1e-10))
-    return SpeechStats(int(speech.sum()) * 20, len(speech) * 20, peak, rms_db(audio))
+    said = np.flatnonzero(speech)
+    span = int(said[-1] - said[0] + 1) * 20 if len(said) else 0
+    return SpeechStats(int(speech.sum()) * 20, len(speech) * 20, peak, rms_db(audio), span)
 
 
 def speech_frames(audio: np.ndarray, config: VadConfig | None = None) -> np.ndarray:

@@ -355,7 +355,7 @@ class MainWindow(QMainWindow):
         if self.menu_actions["mute"].isChecked():
             self.statusBar().showMessage(MUTED, 8000)
         elif ev.rejected and self.pill.state not in ("thinking", "speaking"):
-            self.statusBar().showMessage(f"Nothing heard ({ev.reason})", 4000)
+            self.statusBar().showMessage(ev.why_dropped(), 6000)
 
     def _on_unanswered(self, ev: events.Unanswered) -> None:
         """Words that found no language model: back into the box, after what it already holds

@@ -75,6 +75,14 @@ class Transcript:
     prob: float = 0.0
     language: str = ""
 
+    def why_dropped(self) -> str:
+        """A rejected transcript, for people: the words that were dropped and why (or that
+        nothing was heard), so a real request dropped by mistake is seen, not lost silently."""
+        words = self.text.strip()
+        if not words or self.reason == "nothing heard":
+            return f"Nothing heard ({self.reason})"
+        return f"Not taken as a turn: “{words}” ({self.reason})"
+
 
 @dataclass(frozen=True)
 class UserTurn:

@@ -77,11 +77,13 @@ def family(voice: str) -> str:
     return "mbrola" if voice.startswith("mb-") else "espeak"
 
 
-def speak(text: str, voice: str, wpm: int = 150) -> np.ndarray:
-    """`text` spoken by `voice` as 16 kHz mono float32."""
+def speak(text: str, voice: str, wpm: int = 150, natural_wpm: int | None = None) -> np.ndarray:
+    """`text` spoken by `voice` as 16 kHz mono float32 (`wpm`: espeak-ng and MBROLA; the
+    natural voice speaks at its own pace unless `natural_wpm` is given, the app's rate setting,
+    175 being its own)."""
     if voice != PIPER:
         return speak_16k(text, voice, wpm)
-    speech = _piper().render(text)
+    speech = _piper().render(text, natural_wpm)
     return soxr.resample(speech.pcm, speech.sample_rate, 16000).astype(np.float32)
 
 
