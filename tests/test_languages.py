@@ -7,6 +7,9 @@ espeak-ng's Mandarin, the only one there is)."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +24,14 @@ from app.brain.sampling import SamplingConfig
 from app.brain.session import replay
 from app.brain.turn_language import read_as
 from app.catalog import catalog
-from app.catalog.languages import AUTO, MULTILINGUAL_WHISPER, language_name, normalize, whisper_model_for
+from app.catalog.languages import (
+    AUTO,
+    MULTILINGUAL_WHISPER,
+    language_name,
+    normalize,
+    whisper_choice,
+    whisper_model_for,
+)
 from app.ears.transcriber import SttConfig, Transcriber
 from app.loop.settings import AppSettings, assistant_config
 from app.voice.mbrola_voices import usable
@@ -88,6 +98,39 @@ def test_a_turn_in_another_language_is_tagged_in_the_turn_only(llm_model: Path, 
             again.close()
     finally:
         conv.close()
+
+
+def test_an_english_only_model_asked_for_another_language_says_what_hears_it(tmp_path: Path) -> None:
+    """Automatic, or any language but English, means the multilingual model everywhere; an
+    English-only model chosen for it gives way to that model when it is there, and says so."""
+    models = tmp_path / "models"
+    models.mkdir()
+    multilingual = models / catalog.find_entry(MULTILINGUAL_WHISPER).file
+    mine = tmp_path / "ggml-tiny.en.bin"
+    assert whisper_choice("en", mine, models) == (mine, "")  # English: the user's model, silently
+    model, said = whisper_choice("es", mine, models)  # the multilingual model is not here
+    assert model == mine and "hears English only" in said and f"models fetch {MULTILINGUAL_WHISPER}" in said
+    assert "Spanish" in said
+    multilingual.write_bytes(b"present")
+    model, said = whisper_choice(AUTO, mine, models)
+    heard_with = f"every language (Automatic) is heard with {multilingual.name}"
+    assert model == multilingual and said == f"ggml-tiny.en.bin hears English only: {heard_with}."
+    assert whisper_choice("fr", multilingual, models) == (multilingual, "")
+    assert whisper_choice(AUTO, None, models) == (multilingual, "")  # the same as for chat and the window
+
+
+def test_transcribe_on_automatic_hears_spanish_as_spanish(multilingual_whisper: Path, tmp_path: Path) -> None:
+    spanish = clip_wav("Hola, ¿cómo estás? Me llamo Ana.", "es", tmp_path / "es.wav")
+    r = subprocess.run(
+        [sys.executable, "-m", "app", "transcribe", "--json", "-l", "auto", str(spanish)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    row = json.loads(r.stdout.splitlines()[-1])
+    assert row["language"] == "es" and "hola" in row["text"].lower(), row
 
 
 def test_automatic_reports_the_language_of_each_utterance(multilingual_whisper: Path, tmp_path: Path) -> None:

@@ -94,10 +94,28 @@ def needs_multilingual(setting: str) -> bool:
 
 
 def whisper_model_for(setting: str, chosen: str | Path | None = None, directory: Path | None = None) -> Path:
-    """The whisper model file for a language setting: the one the user chose, else the catalog's
-    English default for English, else its multilingual model (see the module docstring)."""
-    if chosen:
-        return Path(chosen).expanduser()
-    if not needs_multilingual(setting):
-        return default_model_path("whisper", directory)
-    return (directory or models_dir()) / find_entry(MULTILINGUAL_WHISPER).file
+    """The whisper model file for a language setting (`whisper_choice`, without its sentence)."""
+    return whisper_choice(setting, chosen, directory)[0]
+
+
+def whisper_choice(
+    setting: str, chosen: str | Path | None = None, directory: Path | None = None
+) -> tuple[Path, str]:
+    """The whisper model file for a language setting, and a sentence for the user when the
+    chosen model cannot hear that language ("" otherwise). The same everywhere (window, chat,
+    transcribe): the user's model; else the catalog's English default for English, else its
+    multilingual model. An English-only model chosen for another language (Automatic included)
+    gives way to the multilingual model when it is there, and the sentence says so; when it is
+    not, the chosen model stays and the sentence says how to get the other."""
+    multilingual = (directory or models_dir()) / find_entry(MULTILINGUAL_WHISPER).file
+    if not chosen:
+        model = multilingual if needs_multilingual(setting) else default_model_path("whisper", directory)
+        return model, ""
+    model = Path(chosen).expanduser()
+    if not (english_only(model) and needs_multilingual(setting)):
+        return model, ""
+    wanted = "every language (Automatic)" if setting_language(setting) == AUTO else language_name(setting)
+    if multilingual.is_file():
+        return multilingual, f"{model.name} hears English only: {wanted} is heard with {multilingual.name}."
+    fetch = f"talk-llama models fetch {MULTILINGUAL_WHISPER}"
+    return model, f"{model.name} hears English only, so {wanted} is heard as English; `{fetch}` hears it."

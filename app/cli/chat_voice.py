@@ -152,9 +152,12 @@ class TerminalView:
 
 
 def run_voice(args: argparse.Namespace) -> int:
+    from app.catalog.languages import whisper_choice
     from app.loop.assistant import Assistant
 
     cfg = assistant_config(args)
+    if notice := whisper_choice(args.language, args.model_whisper)[1]:
+        print(f"[notice: {notice}]", file=sys.stderr, flush=True)
     out = Transcript(args)
     view = TerminalView(args, out, cfg.persona.bot, cfg.persona.person)
     assistant = Assistant(cfg, view)

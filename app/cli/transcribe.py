@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,9 +25,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "-l",
         "--language",
-        default="auto",
+        default="en",
         type=language_arg,
-        help="language code (fr: the multilingual model), or auto (.en models: en)",
+        help="spoken language as for chat: a code (en, fr, ...) or auto (other than en: multilingual)",
     )
     p.add_argument("-t", "--threads", type=int, default=None, help="default: the cores left free")
     p.add_argument("-ac", "--audio-ctx", type=int, default=0, help="encoder context (0 = sized to the clip)")
@@ -47,12 +48,14 @@ def transcribe_one(tr: Transcriber, name: str) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     from app.catalog.catalog import ModelError
-    from app.catalog.languages import AUTO, whisper_model_for
+    from app.catalog.languages import whisper_choice
     from app.ears.transcriber import SttConfig, Transcriber
 
-    # auto keeps the default model (English-only: auto means English there); a language other
-    # than English picks the multilingual model unless one was given
-    model = whisper_model_for("en" if args.language == AUTO else args.language, args.model)
+    # the same choice as chat and the window: a language other than English, or auto, needs the
+    # multilingual model (an English-only one given for it says what hears it instead)
+    model, notice = whisper_choice(args.language, args.model)
+    if notice:
+        print(f"[{notice}]", file=sys.stderr, flush=True)
     try:
         tr = Transcriber(
             SttConfig(
