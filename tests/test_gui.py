@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QPushButton, QTabWidget
 
 from app.brain.sampling import SamplingConfig
+from app.catalog import catalog
 from app.gui.main_window import MainWindow
 from app.gui.settings_dialog import SettingsDialog
 from app.loop.settings import AppSettings, assistant_config
@@ -381,4 +382,15 @@ def test_a_model_reload_frees_the_models_it_replaces(qtbot, config_dir, virtual_
     assert old.hearing.transcriber is None and old.hearing.early is None
     w.bridge.send_text("Hello!")  # the new models answer
     qtbot.waitUntil(lambda: len(w.bridge.history()) == 2, timeout=60000)
+    close_window(w)
+
+
+def test_an_english_only_model_set_for_french_says_which_model_hears_it(
+    qtbot, config_dir, virtual_audio, multilingual_whisper
+) -> None:
+    english_only = catalog.default_model_path("whisper")
+    w = open_window(qtbot, AppSettings(language="fr", whisper_model=str(english_only)))
+    said = w.banners.messages().get("whisper-language", "")
+    assert f"{english_only.name} hears English only: French is heard with {multilingual_whisper.name}" in said
+    assert w.bridge.assistant.config.stt.model_path == multilingual_whisper
     close_window(w)

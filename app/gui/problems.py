@@ -14,7 +14,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QProgressBar
 
 from app.catalog.catalog import FETCH_HINT
-from app.catalog.languages import AUTO, language_name
+from app.catalog.languages import AUTO, language_name, setting_language, whisper_choice
 from app.gui.banners import BannerArea
 from app.gui.model_setup import ModelSetup, missing_default
 from app.gui.widgets import ContextGauge
@@ -59,10 +59,13 @@ class Problems:
         self._loaded.clear()
         self._failed.clear()
         self.llm_failed = False
-        self.banners.clear("llm", "whisper", "microphone", "tts", "hotkey", "model-kept")
+        self.banners.clear("llm", "whisper", "microphone", "tts", "hotkey", "model-kept", "whisper-language")
         self.gauge.update_stats({})
         self.loading.setValue(0)
         self.loading.show()
+        s = self._settings()
+        if notice := whisper_choice(setting_language(s.language), s.whisper_model or None)[1]:
+            self.banners.show_message("whisper-language", notice, "info", "Settings…", self._open_settings)
 
     def working(self, part: str) -> bool:
         """`part` ("llm", "whisper") has loaded in the assistant as it runs now."""
