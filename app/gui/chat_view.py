@@ -27,7 +27,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QTextBrowser, QToolButton, QToolTip, QWidget
 
 from app.brain.history import speaker_name
-from app.gui.message_html import LINK, ChatMessage, message_html, mix
+from app.gui.message_html import LINK, ChatMessage, chat_colors, message_html
 
 READING_WIDTH = 760  # px: the longest line the chat shows, however wide the window (bubbles: 85% of it)
 
@@ -246,15 +246,7 @@ class ChatView(QTextBrowser):
         """Draw the conversation. While only the newest message changes (a reply streaming, its
         sentence highlight, its timing line) only that message is redrawn: a long conversation
         is not parsed again 25 times a second."""
-        pal = self.palette()
-        hi, base = pal.color(QPalette.ColorRole.Highlight), pal.color(QPalette.ColorRole.Base)
-        colors = (
-            f"rgba({hi.red()},{hi.green()},{hi.blue()},0.35)",
-            pal.color(QPalette.ColorRole.PlaceholderText).name(),
-            mix(base, hi, 0.18),  # the user's bubble: a tint of the accent
-            pal.color(QPalette.ColorRole.Text).name(),
-            mix(base, pal.color(QPalette.ColorRole.Text), 0.07),  # the assistant's bubble
-        )
+        colors = chat_colors(self.palette())
         if not self.messages:
             hint = html.escape(self.hint)
             self._show(f"<p style='color:{colors[1]}; text-align:center; margin-top:40px'>{hint}</p>", "")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from markdown_it import MarkdownIt
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QPalette
 
 from app.catalog.languages import language_name
 
@@ -59,6 +59,21 @@ def mix(a: QColor, b: QColor, share: float) -> str:
     return "#{:02x}{:02x}{:02x}".format(*mixed)
 
 
+def chat_colors(pal: QPalette) -> tuple[str, ...]:
+    """The chat's colors from the palette, as `message_html` takes them: (the spoken sentence's
+    highlight, muted text, the user's bubble, text, the assistant's bubble)."""
+    hi, base, text = (
+        pal.color(r) for r in (QPalette.ColorRole.Highlight, QPalette.ColorRole.Base, QPalette.ColorRole.Text)
+    )
+    return (
+        f"rgba({hi.red()},{hi.green()},{hi.blue()},0.35)",
+        pal.color(QPalette.ColorRole.PlaceholderText).name(),
+        mix(base, hi, 0.18),  # the user's bubble: a tint of the accent
+        text.name(),
+        mix(base, text, 0.07),  # the assistant's bubble
+    )
+
+
 def message_html(
     i: int, m: ChatMessage, who: str, colors: tuple[str, ...], retry: bool, keyboard: int | None = None
 ) -> str:
@@ -73,7 +88,7 @@ def message_html(
     note = ""
     if m.unspoken:
         rest = html.escape(m.unspoken)
-        note = f" <span style='color:#9a9a9a; text-decoration:line-through'>{rest}</span>"
+        note = f" <span style='color:{muted}; text-decoration:line-through'>{rest}</span>"
         note += f" <i style='color:{muted}'>(interrupted: the struck-out part was not spoken)</i>"
     elif m.interrupted:
         note = f" <i style='color:{muted}'>(interrupted)</i>"
