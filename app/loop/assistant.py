@@ -73,6 +73,7 @@ class Assistant:
         self._life = threading.Lock()  # start() and shutdown() exclude each other
         self._threads: list[threading.Thread] = []
         report = Report(self.emit, self._set_state, self._error)
+        listening = lambda: self._listening  # noqa: E731  (every stage that asks reads this flag)
 
         # The voice (its own threads), and the echo guard that knows what it plays.
         self.echo = EchoGuard()
@@ -80,14 +81,11 @@ class Assistant:
         # The end of a turn: the segmenter's silence, set per turn from its words and its sound.
         self.segmenter = Segmenter(config.vad, config.turn_end.base_ms(config.vad.end_silence_ms))
         self.sound = SoundScorer(config.turn_model, self._error)
-        self.end_of_turn = EndOfTurn(lambda: self.config, self.segmenter, self.sound, lambda: self._listening)
+        self.end_of_turn = EndOfTurn(lambda: self.config, self.segmenter, self.sound, listening)
         # The brain: the llm thread answers turns and runs jobs between them.
-        self.llm = LlmWorker(
-            config, report=report, end_of_turn=self.end_of_turn, listening=lambda: self._listening
-        )
+        self.llm = LlmWorker(config, report=report, end_of_turn=self.end_of_turn, listening=listening)
         self.tentative = TentativeTurns(self.llm.put)  # turns started at a pause
         self.continuation = Continuation(config.turn_end.continue_ms)  # turns ended at a pause
-        listening = lambda: self._listening  # noqa: E731
         self.barge_in = BargeIn(
             voice=self.voice,
             tentative=self.tentative,
@@ -117,7 +115,7 @@ class Assistant:
         view = AssistantView(
             config=lambda: self.config,
             state=lambda: self.state,
-            listening=lambda: self._listening,
+            listening=listening,
             voice_busy=lambda: self.voice.busy,
             responder=lambda: self.llm.responder,
             interrupt=self.barge_in.interrupt,

@@ -292,8 +292,6 @@ Event = (
     | Unanswered
 )
 
-EVENT_TYPES: tuple[type, ...] = Event.__args__
-
 
 def messages_of(history: list[Message]) -> tuple[Message, ...]:
     """A copy of `history` for an event (the llm thread goes on changing its own)."""

@@ -94,12 +94,17 @@ class FixedSilence:
         return self.fixed_ms
 
 
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs)
+
+
+# "words" and "audio" join one position (the words' or the sound's): its mean is itself
 JOIN: dict[str, Callable[[list[float]], float]] = {
     "both": min,
     "either": max,
-    "mean": lambda xs: sum(xs) / len(xs),
-    "words": lambda xs: sum(xs) / len(xs),  # one position: the words'
-    "audio": lambda xs: sum(xs) / len(xs),  # one position: the sound's
+    "mean": _mean,
+    "words": _mean,
+    "audio": _mean,
 }
 
 
