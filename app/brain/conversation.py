@@ -348,6 +348,14 @@ class Conversation(MemoryContext):
         self.turn_count += 1
         self.prime()
 
+    def record_exchange(self, user: str, reply: str, language: str = "") -> None:
+        """A turn answered without the model (an action, app/actions): the exchange joins the
+        history and the context as a replayed turn does (evaluated, nothing generated)."""
+        self.history.append(Message("user", user, name=self.persona.person, language=language))
+        self.history.append(Message("assistant", reply, name=self.persona.bot))
+        self.append_turn(read_as(user, language, self.persona), reply)
+        self.last_stats = None
+
     def probe(self, user: str, reply_prefix: str = "", k: int = 5) -> list[tuple[str, float]]:
         """The model's `k` most likely next tokens (text, probability) after a user turn `user`
         and the start of a reply `reply_prefix`, without keeping either: the scratch turn is

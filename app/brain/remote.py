@@ -269,6 +269,21 @@ class RemoteConversation:
         stats.stop_reason, stats.n_past, stats.n_keep = reason, self.n_past, self.head_tokens
         self.last_stats = stats
 
+    def record_exchange(self, user: str, reply: str, language: str = "") -> None:
+        """A turn answered without the server (an action, app/actions): it joins the history
+        and is sent with the next requests like any exchange."""
+        text = read_as(user, language, self.persona)
+        self._fit(estimate_tokens(text) + estimate_tokens(reply))
+        self.turn_count += 1
+        self.history.append(Message("user", user, name=self.persona.person, language=language))
+        self.history.append(Message("assistant", reply, name=self.persona.bot))
+        cost = estimate_tokens(text) + estimate_tokens(reply) + 2
+        self.kept.append(Exchange(text, reply, cost))
+        self.n_past += cost
+        self.last_stats = None
+        if self.words is not None:
+            self.words.prepare(last_exchange(self.history))
+
     def amend_last_reply(self, text: str, unspoken: str = "", interrupted: bool = True) -> bool:
         """The newest reply becomes `text` (what was heard, or another version of it): it is
         resent so from the next turn."""

@@ -117,6 +117,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="keep the facts you tell in a note the model still sees after old turns are shifted out",
     )
     a(
+        "--actions",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="timers, the time, sums, units and the shopping list done by the app, not the model",
+    )
+    a(
         "--thinking",
         choices=("auto", "on", "off"),
         default="auto",

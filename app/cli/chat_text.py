@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from app.actions.skills import open_actions
 from app.cli.chat_shared import Transcript, llm_config, persona, remote_config, turn_record
 
 
@@ -30,6 +31,7 @@ def run_text(args: argparse.Namespace) -> int:
     if args.verbose_prompt:
         print(conv.system_prompt, file=sys.stderr)
     bot, person = conv.persona.bot, conv.persona.person
+    actions = open_actions(args.language, None, _timer_done) if args.actions else None
     try:
         for raw in sys.stdin:
             text = raw.strip()
@@ -37,6 +39,9 @@ def run_text(args: argparse.Namespace) -> int:
                 continue
             out.line(f"{person}: {text}")
             out.begin_reply(bot)
+            if actions is not None and (request := actions.pick(text)) is not None:
+                _act(conv, actions.do(request), text, out, args)
+                continue
             pieces = []
             try:
                 for piece in conv.stream(text):
@@ -64,7 +69,26 @@ def run_text(args: argparse.Namespace) -> int:
             _save(conv, session_dir)
         out.close()
         conv.close()
+        if actions is not None:
+            actions.close()
     return 0
+
+
+def _act(conv, outcome, text: str, out: Transcript, args: argparse.Namespace) -> None:
+    """An action answered the line (app/actions): its answer is the reply, and joins the
+    conversation; `--jsonl` has it as the record's `action`."""
+    out.reply_piece(outcome.reply)
+    out.line("")
+    if outcome.reply:
+        conv.record_exchange(text, outcome.reply)
+    if args.jsonl:
+        record = {"user": text, "reply": outcome.reply, "action": outcome.record()}
+        print(json.dumps(record, ensure_ascii=False), flush=True)
+
+
+def _timer_done(text: str, language: str) -> None:
+    """The timers' thread: a timer ended while the chat waits for a line."""
+    print(f"[timer: {text}]", file=sys.stderr, flush=True)
 
 
 def _save(conv, directory: Path) -> None:

@@ -71,6 +71,7 @@ def assistant_config(args: argparse.Namespace) -> AssistantConfig:
         speak_command=args.speak,
         speak_file=Path(args.speak_file) if args.speak_file else Path("/tmp/talk-llama-speak.txt"),
         session_dir=Path(args.session) if args.session else None,
+        actions=args.actions,
     )
 
 
@@ -137,6 +138,13 @@ class TerminalView:
                 note = f"[interrupted: {self.bot} said {said}; the rest was not spoken]"
             case events.Retracted(continued=True) if not jsonl:
                 note = f"[you went on after a pause: {self.person}: {ev.text!r} is heard with what follows]"
+            case events.ActionTaken() if not jsonl:
+                slots = " ".join(f"{k}={v}" for k, v in ev.slots.items())
+                note = (
+                    f"[action: {ev.intent}{' ' + slots if slots else ''}{' (not done)' if ev.failed else ''}]"
+                )
+            case events.TimerEnded():
+                note = f"[timer: {ev.text}]"
             case events.Unanswered():
                 note = f"[{ev.message} You said: {ev.text}]"
             case events.Transcript(rejected=True):

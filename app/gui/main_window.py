@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.gui.alerts import Alerts
 from app.gui.banners import BannerArea
 from app.gui.bridge import AssistantBridge
 from app.gui.chat_feed import ChatFeed
@@ -191,12 +192,11 @@ class MainWindow(QMainWindow):
             ),
             s,
         )
+        br = self.bridge
         self.tray = TrayIcon(
-            TrayActions(
-                self.bridge.press, self.bridge.release, self.set_muted, self.toggle_visible, self.quit
-            ),
-            self,
+            TrayActions(br.press, br.release, self.set_muted, self.toggle_visible, self.quit), self
         )
+        self.alerts = Alerts(self.banners, self.tray)  # a timer that ended: banner, notification
         if TrayIcon.available():
             self.tray.show()
 
@@ -313,6 +313,7 @@ class MainWindow(QMainWindow):
         and what went wrong (Problems), and everything else around them here."""
         self.feed.handle(ev)
         self.problems.handle(ev)
+        self.alerts.handle(ev)
         match ev:
             case events.StateChanged():
                 self._on_state(ev.state)

@@ -17,6 +17,7 @@ from datetime import datetime
 from markdown_it import MarkdownIt
 from PySide6.QtGui import QColor, QPalette
 
+from app.actions.skills import describe
 from app.catalog.languages import language_name
 
 _MD = MarkdownIt("commonmark", {"html": False, "breaks": True})
@@ -105,7 +106,7 @@ def message_html(
         tools += f" &nbsp;<a href='retry:{i}' style='{link}'>retry</a>"
     if len(m.versions) > 1:
         tools += " &nbsp;" + versions_html(m, link, choose=retry)
-    body = thought_html(i, m, muted) + body
+    body = action_html(m, muted) + thought_html(i, m, muted) + body
     sep = "" if body.startswith("<") else "<br>"  # Markdown starts with its own block
     # A bubble: a one-cell table (QTextDocument draws table backgrounds and padding; it has
     # no rounded corners). The user's sits to the right, the assistant's to the left.
@@ -124,6 +125,14 @@ def message_html(
             at = found[min(keyboard, len(found) - 1)].end()
             out = out[:at] + f"background-color:{hl}; " + out[at:]
     return out
+
+
+def action_html(m: ChatMessage, muted: str) -> str:
+    """The action that answered the turn (a timer set, a sum worked out), as a small line."""
+    action = m.latency.get("action") if m.role == "assistant" else None
+    if not isinstance(action, dict):
+        return ""
+    return f"<br><span style='color:{muted}; font-size:small'>&#9881; {html.escape(describe(action))}</span>"
 
 
 def thought_html(i: int, m: ChatMessage, muted: str) -> str:

@@ -155,6 +155,7 @@ class TurnReported:
     settled: bool = False  # cut and already remembered as heard: no `Heard` follows
     versions: tuple[str, ...] = ()
     version: int = 0
+    action: Mapping[str, Any] | None = None  # the action that answered it (actions/skills.Outcome.record)
     stats: Stats = field(default_factory=dict)
 
     def record(self) -> dict[str, Any]:
@@ -167,6 +168,10 @@ class TurnReported:
         }
         if not self.thinking:
             del out["thinking"]
+        if self.action is None:
+            del out["action"]
+        else:
+            out["action"] = dict(self.action)
         if self.turn is None:  # no stats: the brain never answered
             for k in ("turn", "prompt_tokens", "gen_tokens", "t_prompt_ms", "t_gen_ms"):
                 del out[k]
@@ -269,6 +274,27 @@ class Unanswered:
     message: str
 
 
+@dataclass(frozen=True)
+class ActionTaken:
+    """The assistant did what the words asked (or looked it up) instead of the model answering:
+    `intent` (HassStartTimer, TalkCalculate, ...), its slots as said, the answer it speaks, and
+    whether it `failed` (the answer says why: no such timer)."""
+
+    kind: ClassVar[str] = "action"
+    intent: str
+    slots: Mapping[str, str]
+    reply: str
+    failed: bool = False
+
+
+@dataclass(frozen=True)
+class TimerEnded:
+    """A timer ended; `text` is what the assistant says about it ("The pasta timer is done.")."""
+
+    kind: ClassVar[str] = "timer"
+    text: str
+
+
 Event = (
     StateChanged
     | Level
@@ -290,6 +316,8 @@ Event = (
     | Error
     | Notice
     | Unanswered
+    | ActionTaken
+    | TimerEnded
 )
 
 

@@ -16,6 +16,7 @@ import queue
 from collections.abc import Callable
 from pathlib import Path
 
+from app.actions.skills import Actions
 from app.brain.brain import Brain, change_persona, load_session, open_brain, save_session
 from app.brain.memory import told_to_you
 from app.brain.persona import Persona
@@ -52,8 +53,10 @@ class LlmWorker:
         report: Report,
         end_of_turn: EndOfTurn,
         listening: Callable[[], bool],
+        actions: Actions | None = None,
     ) -> None:
-        """`end_of_turn` hears when the brain has loaded and each tentative turn's words are
+        """`actions`: what the assistant does before the model answers (None: only talk);
+        `end_of_turn` hears when the brain has loaded and each tentative turn's words are
         evaluated (on the llm thread); `listening()`: whether push-to-talk is held (the state
         then stays LISTENING)."""
         self.config = config
@@ -61,6 +64,7 @@ class LlmWorker:
         self._emit = report.emit
         self._end_of_turn = end_of_turn
         self._listening = listening
+        self.actions = actions
         self.queue: queue.Queue[Job] = queue.Queue()
         self.brain: Brain | None = None
         self.responder: Responder | None = None
@@ -171,6 +175,7 @@ class LlmWorker:
                 first_chunk_chars=c.first_chunk_chars,
                 heard_ok=c.heard_ok,
                 session_dir=c.session_dir,
+                actions=self.actions,
             )
             if c.session_dir and res.resumed:
                 self.responder.mark_saved()

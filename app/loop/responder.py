@@ -19,9 +19,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from app.actions.intents import Request
+from app.actions.skills import Actions
 from app.brain.brain import Brain, BrainError, load_session, save_session
 from app.brain.records import Message
 from app.loop.events import (
+    ActionTaken,
     Event,
     Heard,
     Notice,
@@ -59,6 +62,7 @@ class Responder:
         first_chunk_chars: int,
         heard_ok: str = "",
         session_dir: Path | None = None,
+        actions: Actions | None = None,
     ) -> None:
         """`speaker`: a Speaker or ExternalSpeaker (say/busy/available); `words_known(turn)`: a
         tentative turn's words are evaluated (end_of_turn.EndOfTurn; on this thread)."""
@@ -70,6 +74,7 @@ class Responder:
         self.first_chunk_chars = first_chunk_chars
         self.heard_ok = heard_ok
         self.session_dir = session_dir
+        self.actions = actions  # what the assistant can do (timers, sums...): asked before the model
         self._flight = threading.Lock()  # `current` and `speaking` change together under it
         self.current: Turn | None = None
         self.speaking: Turn | None = None
@@ -104,16 +109,37 @@ class Responder:
         with self._flight:
             self.current = turn
         self._gate = None
-        if turn.pending is None:
-            self._begin_reply(turn)
-        else:
+        if turn.pending is not None:
             self._gate = SpeculativeStart(
                 turn, self._words_known, lambda: self._confirmed(turn), self._withdrawn
             )
-        splitter = SentenceSplitter(
-            first_clause_chars=self.first_chunk_chars,
-            first_words=self.speaker.first_chunk_words,
-        )
+        request = self.actions.pick(turn.text, turn.language) if self.actions and not turn.earlier else None
+        joined = self._act(turn, request) if request is not None else self._answer(turn)
+        with self._flight:
+            self.current = None
+        if turn.withdrawn or (self._gate is not None and not self._gate.confirmed):
+            return
+        message = None
+        if joined and self.conversation.history and self.conversation.history[-1].role == "assistant":
+            self.last_answered, message = turn, self.conversation.history[-1]
+            if turn.earlier:  # answered again: the earlier answers are kept with it
+                message.versions = [*turn.earlier, message.text]
+                message.version = len(message.versions) - 1
+        if turn.cancel.is_set() and message is not None:
+            # Cut while it was being written (a barge-in): remembered as heard before it is
+            # reported, so the report and the `heard` event agree, whatever the threads do.
+            self.settle_heard(turn)
+        self.save_session()
+        reply = message.text if message is not None and turn.settled else turn.reply.strip()
+        args = (turn, reply, message)
+        threading.Thread(target=self._report, args=args, daemon=True, name="turn-report").start()
+
+    def _answer(self, turn: Turn) -> bool:
+        """The model answers: its reply streams to the screen and, sentence by sentence, to the
+        voice. True: the exchange may have joined the conversation (the history says)."""
+        if self._gate is None:
+            self._begin_reply(turn)
+        splitter = self._splitter()
         try:
             for piece in self.conversation.stream(turn.text, turn.cancel, self._gate, turn.language):
                 turn.stamps.setdefault("first_token", time.perf_counter())
@@ -129,24 +155,36 @@ class Responder:
             self._error(str(exc) if isinstance(exc, BrainError) else f"Generation failed: {exc}", "brain")
             if not turn.reply and not turn.withdrawn:  # nothing was said: the words go back, not lost
                 self._emit(Unanswered(turn.text, "The assistant could not answer."))
-        with self._flight:
-            self.current = None
-        if turn.withdrawn or (self._gate is not None and not self._gate.confirmed):
-            return
-        message = None
-        if self.conversation.history and self.conversation.history[-1].role == "assistant":
-            self.last_answered, message = turn, self.conversation.history[-1]
-            if turn.earlier:  # answered again: the earlier answers are kept with it
-                message.versions = [*turn.earlier, message.text]
-                message.version = len(message.versions) - 1
-        if turn.cancel.is_set() and message is not None:
-            # Cut while it was being written (a barge-in): remembered as heard before it is
-            # reported, so the report and the `heard` event agree, whatever the threads do.
-            self.settle_heard(turn)
-        self.save_session()
-        reply = message.text if message is not None and turn.settled else turn.reply.strip()
-        args = (turn, reply, message)
-        threading.Thread(target=self._report, args=args, daemon=True, name="turn-report").start()
+        return True
+
+    def _act(self, turn: Turn, request: Request) -> bool:
+        """An action answers (actions/): a tentative turn is confirmed first, since an action
+        changes things and cannot be taken back; then it is done, its answer shown and spoken,
+        and the exchange joins the conversation (True) unless there is nothing to say."""
+        assert self.actions is not None
+        if self._gate is not None:
+            self._gate.evaluated(None)  # the turn's end is left to the sound and the silence
+            if not self._gate.decide(must=True):
+                return False
+        else:
+            self._begin_reply(turn)
+        outcome = self.actions.do(request)
+        turn.stamps.setdefault("first_token", time.perf_counter())
+        turn.action, turn.reply = outcome.record(), outcome.reply
+        self._emit(ActionTaken(outcome.intent, dict(outcome.said), outcome.reply, outcome.failed))
+        if not outcome.reply:  # "never mind": nothing to say, nothing to remember
+            return False
+        self._emit(Token(outcome.reply))
+        splitter = self._splitter()
+        for sentence in [*splitter.feed(outcome.reply), *splitter.flush()]:
+            self._speak(turn, sentence)
+        self.conversation.record_exchange(turn.text, outcome.reply, turn.language)
+        return True
+
+    def _splitter(self) -> SentenceSplitter:
+        return SentenceSplitter(
+            first_clause_chars=self.first_chunk_chars, first_words=self.speaker.first_chunk_words
+        )
 
     # ----- a tentative turn: speculative first words (turn_gate.py) -------------------------------
     @property
@@ -349,26 +387,9 @@ class Responder:
     def _report(self, turn: Turn, reply: str, message: Message | None) -> None:
         """The `turn` event, once the turn's speech has started (or was cut/unavailable); the
         report is also kept with the reply's history message (saved with the session)."""
-        deadline = time.monotonic() + 30
-        while (
-            "first_audio" not in turn.stamps
-            and self.speaker.busy
-            and not turn.cancel.is_set()
-            and time.monotonic() < deadline
-        ):
-            time.sleep(0.01)
-        stats = self.conversation.last_stats
-        report = turn.report(reply, stats, self.conversation.context_stats())
-        report = dataclasses.replace(
-            report,
-            unspoken=message.unspoken if message is not None and turn.settled else "",
-            settled=turn.settled,  # cut and already remembered as heard: no `Heard` follows
-        )
-        if message is not None:
-            message.details = {k: v for k, v in report.record().items() if k not in ("user", "reply")}
-            if message.versions:
-                versions = tuple(message.versions)
-                report = dataclasses.replace(report, versions=versions, version=message.version)
+        turn.wait_first_audio(lambda: self.speaker.busy)
+        stats = self.conversation.last_stats if turn.action is None else None
+        report = turn.final_report(reply, message, stats, self.conversation.context_stats())
         self._emit(report)
         if stats is not None and stats.notice:
             self._emit(Notice(stats.notice))

@@ -14,9 +14,11 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-from app.brain.records import TurnStats
+from app.brain.records import Message, TurnStats
 from app.loop.events import TurnReported
 from app.loop.heard import HeardReply
 
@@ -67,6 +69,7 @@ class Turn:
     audio_end: float | None = None  # tentative: the audio turn model's P(the turn is finished)
     audio_pending: bool = False  # tentative: the turn model is scoring it (the silence waits for it)
     sound_asked: bool = False  # tentative: the turn model was asked to score it (once)
+    action: dict[str, Any] | None = None  # an action answered it (actions/skills.Outcome.record)
 
     def confirm(self) -> bool:
         """The end of speech came with no more words: go on. False if already withdrawn."""
@@ -84,6 +87,32 @@ class Turn:
     @property
     def withdrawn(self) -> bool:
         return self.pending is not None and self.pending.value is False
+
+    def wait_first_audio(self, busy: Callable[[], bool], limit_s: float = 30.0) -> None:
+        """Block until the reply's first audio played, the voice went quiet, or the turn was cut."""
+        deadline = time.monotonic() + limit_s
+        while "first_audio" not in self.stamps and busy() and not self.cancel.is_set():
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
+
+    def final_report(
+        self, reply: str, message: Message | None, stats: TurnStats | None, context: dict[str, int]
+    ) -> TurnReported:
+        """The `turn` event as the turn ended; its record becomes the reply message's details
+        (saved with the session), and a Retry's versions join the event."""
+        report = dataclasses.replace(
+            self.report(reply, stats, context),
+            action=self.action,
+            unspoken=message.unspoken if message is not None and self.settled else "",
+            settled=self.settled,  # cut and already remembered as heard: no `Heard` follows
+        )
+        if message is None:
+            return report
+        message.details = {k: v for k, v in report.record().items() if k not in ("user", "reply")}
+        if message.versions:
+            report = dataclasses.replace(report, versions=tuple(message.versions), version=message.version)
+        return report
 
     def _after_speech_ms(self, t: float | None) -> float | None:
         return round((t - self.t_speech_end) * 1000, 1) if t is not None else None
