@@ -376,3 +376,17 @@ def test_cancel_is_immediate_even_while_the_server_is_silent(faults) -> None:
     assert ended.wait(20), "the cancelled stream kept waiting for the silent server"
     assert got == ["Hello"] and r.last_stats.stop_reason == "cancelled"
     assert r.history[-1].text == "Hello" and r.history[-1].interrupted
+
+
+def test_an_action_exchange_is_sent_with_the_next_requests(server) -> None:
+    r = brain(server.url)
+    try:
+        assert "".join(r.stream("Hello there.")).strip()
+        r.record_exchange("What is twelve times seven?", "Twelve times seven is 84.")
+        assert r.last_stats is None and len(r.history) == 4 and r.turn_count == 2
+        assert "".join(r.stream("Thanks. And what is your name?")).strip()
+        sent = [(m["role"], m["content"]) for m in r.messages("next")[1:]]
+        assert sent[2:4] == [("user", "What is twelve times seven?"), ("assistant", "Twelve times seven is 84.")]
+        assert [m.text for m in r.history[2:4]] == ["What is twelve times seven?", "Twelve times seven is 84."]
+    finally:
+        r.close()
