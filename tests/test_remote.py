@@ -385,8 +385,8 @@ def test_an_action_exchange_is_sent_with_the_next_requests(server) -> None:
         r.record_exchange("What is twelve times seven?", "Twelve times seven is 84.")
         assert r.last_stats is None and len(r.history) == 4 and r.turn_count == 2
         assert "".join(r.stream("Thanks. And what is your name?")).strip()
-        sent = [(m["role"], m["content"]) for m in r.messages("next")[1:]]
-        assert sent[2:4] == [("user", "What is twelve times seven?"), ("assistant", "Twelve times seven is 84.")]
-        assert [m.text for m in r.history[2:4]] == ["What is twelve times seven?", "Twelve times seven is 84."]
+        exchange = [("user", "What is twelve times seven?"), ("assistant", "Twelve times seven is 84.")]
+        assert [(m["role"], m["content"]) for m in r.messages("next")[1:]][2:4] == exchange
+        assert [(m.role, m.text) for m in r.history[2:4]] == exchange
     finally:
         r.close()
