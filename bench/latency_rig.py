@@ -15,7 +15,8 @@ from app.loop.turn_end import TurnEndConfig
 class Rig:
     """One Assistant as the app runs it (the turn model and the speech model in the path) on the
     default models (pinned persona, greedy) and its event queue. `turn_end`: None = the app's
-    rule; `turn_model`: False = the words alone; `remote`: a server as the brain."""
+    rule; `turn_model`: False = the words alone; `remote`: a server as the brain; `model`: another
+    GGUF than the built-in one; `actions`: False = the model answers every request."""
 
     def __init__(
         self,
@@ -26,6 +27,8 @@ class Rig:
         remote: RemoteConfig | None = None,
         threads: int | None = None,
         voice: str | None = None,
+        model: Path | None = None,
+        actions: bool = True,
     ):
         from app.brain.conversation import LlmConfig
         from app.brain.persona import PINNED_TIME, Persona
@@ -38,7 +41,7 @@ class Rig:
 
         self.tmp = tmp
         self.llm = LlmConfig(
-            default_model_path("llm"),
+            model or default_model_path("llm"),
             n_ctx=2048,
             sampling=SamplingConfig(temperature=0),
             max_tokens=48,
@@ -57,6 +60,8 @@ class Rig:
             turn_end=turn_end or TurnEndConfig(),
             turn_model=default_model_path("turn") if turn_model else None,
             speaker=SpeakerConfig(voice=voice),
+            actions=actions,
+            lists_dir=tmp / "lists",
         )
         self.a = Assistant(cfg, self.events.put)
         self.a.start()

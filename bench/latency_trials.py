@@ -52,7 +52,16 @@ def ask(
     for k in STAGES:
         if turn.get(f"t_{k}_ms") is not None:
             stages.setdefault(k, []).append(turn[f"t_{k}_ms"])
-    keys = ("user", "end_of_turn", "end_silence_ms", "t_transcript_ms", "t_confirmed_ms", "t_heard_ms")
+    keys = (
+        "user",
+        "reply",
+        "action",
+        "end_of_turn",
+        "end_silence_ms",
+        "t_transcript_ms",
+        "t_confirmed_ms",
+        "t_heard_ms",
+    )
     samples.append({"question": i} | {k: turn.get(k) for k in keys})
 
 

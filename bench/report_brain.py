@@ -151,3 +151,20 @@ def families_rows(r: dict) -> list[Row]:
             )
         )
     return out
+
+
+def actions_rows(r: dict) -> list[Row]:
+    """bench.actions: spoken requests heard answered by an action vs by the model (same run)."""
+    out = []
+    for m in r["models"].values():
+        out.append(
+            (
+                "actions",
+                f"{m['model']}: a spoken request answered by an action vs by the model, heard after "
+                f"the end of speech, p50 (p90); answered by an action",
+                f"{m['action_heard_p50_ms']} ({m['action_heard_p90_ms']}) vs {m['model_heard_p50_ms']} "
+                f"({m['model_heard_p90_ms']}) ms: {m['ratio_p50']}×; {m['answered_by_action']}",
+                f"≤ 1.0× ({ok(m['ratio_p50'] <= 1.0)})",
+            )
+        )
+    return out

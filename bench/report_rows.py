@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.voice.speaker import SpeakerConfig
-from bench.report_brain import families_rows, longchat_rows, memory_rows, model_memory_rows
+from bench.report_brain import actions_rows, families_rows, longchat_rows, memory_rows, model_memory_rows
 from bench.report_remote import server_rows
 from bench.report_turns import (
     bargein_rows,
@@ -128,6 +128,8 @@ def rows() -> list[Row]:
         out += model_memory_rows(r)
     if r := load("families"):
         out += families_rows(r)
+    if r := load("actions"):
+        out += actions_rows(r)
     if r := load("idle"):
         out += idle_rows(r)
     if r := load("bargein"):

@@ -163,3 +163,20 @@ def test_a_cancelled_or_paused_timer_never_ends() -> None:
         assert done.wait(30)
     finally:
         timers.close()
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "says"),
+    [
+        ("en", "Remind me to call Anna at five.", "I can't set reminders yet"),
+        ("en", "Set an alarm for seven tomorrow.", "I can't set alarms yet"),
+        ("en", "Open my calendar.", "I can't open apps or pages yet."),
+        ("fr", "Rappelle-moi d'appeler Anna à cinq heures.", "Je ne sais pas encore créer de rappels"),
+        ("de", "Erinnere mich morgen an den Termin.", "Erinnerungen kann ich noch nicht anlegen"),
+    ],
+)
+def test_what_no_tool_does_is_said_so_never_claimed(actions, language, text, says) -> None:
+    outcome = actions.do(actions.pick(text, language))
+    assert outcome.intent == "TalkCannot" and outcome.failed and not outcome.changed
+    assert outcome.reply.startswith(says)
+    assert not actions.timers.all()

@@ -50,6 +50,7 @@ SERVED = TIMER_INTENTS | {
     "TalkConvert",
     "TalkTimeIn",
     "TalkListRead",
+    "TalkCannot",  # asked for what no tool here does (reminders, alarms, opening apps)
 }
 
 # What each action is called where the window and the terminal show that it ran
@@ -70,6 +71,7 @@ DONE = {
     "HassShoppingListAddItem": "Added to the shopping list",
     "TalkListRead": "Read the shopping list",
     "HassNevermind": "Nothing to do",
+    "TalkCannot": "Not something it can do yet",
 }
 
 
@@ -103,11 +105,12 @@ class Outcome:
 
 
 class Refused(Exception):
-    """The request cannot be done: `key` names Home Assistant's error sentence for it."""
+    """The request cannot be done: `key` names the sentence that says why, among Home
+    Assistant's errors or the answers of intent `group`."""
 
-    def __init__(self, key: str) -> None:
+    def __init__(self, key: str, group: str = "errors") -> None:
         super().__init__(key)
-        self.key = key
+        self.key, self.group = key, group
 
 
 class Actions:
@@ -140,7 +143,7 @@ class Actions:
         try:
             slots, changed = self._handle(request)
         except Refused as refusal:
-            text = self._render(request.language, "errors", refusal.key, said)
+            text = self._render(request.language, refusal.group, refusal.key, said)
             return Outcome(request.intent, said, text, failed=True)
         text = self._render(request.language, request.intent, request.response, {**said, **slots})
         log.info("action %s %s → %r", request.intent, said, text)
@@ -204,6 +207,8 @@ class Actions:
                 return {"item": said["item"]}, True
             case "TalkListRead":
                 return {"entries": self.lists.items()}, False
+        if intent == "TalkCannot":  # asked for what no tool does: said so, never claimed
+            raise Refused(request.response, group=intent)
         return {}, False  # HassNevermind: nothing to do, nothing to say
 
     def _timer(self, request: Request) -> tuple[dict[str, Any], bool]:
