@@ -71,16 +71,18 @@ DONE = {
     "HassShoppingListAddItem": "Added to the shopping list",
     "TalkListRead": "Read the shopping list",
     "HassNevermind": "Nothing to do",
-    "TalkCannot": "Not something it can do yet",
+    "TalkCannot": "Asked for something it cannot do yet",
 }
 
 
 def describe(action: dict[str, Any]) -> str:
     """One line saying what ran and with what ("Started a timer: minutes five")."""
-    slots = action.get("slots") or {}
-    what = DONE.get(str(action.get("intent")), str(action.get("intent")))
-    line = what + (": " + ", ".join(f"{k} {v}" for k, v in slots.items()) if slots else "")
-    return line + (" (could not be done)" if action.get("failed") else "")
+    intent = str(action.get("intent"))
+    slots = {k: v for k, v in (action.get("slots") or {}).items() if k != "anything"}
+    line = DONE.get(intent, intent) + (
+        ": " + ", ".join(f"{k} {v}" for k, v in slots.items()) if slots else ""
+    )
+    return line + (" (could not be done)" if action.get("failed") and intent != "TalkCannot" else "")
 
 
 @dataclass(frozen=True)

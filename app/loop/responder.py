@@ -175,7 +175,7 @@ class Responder:
         if not outcome.reply:  # "never mind": nothing to say, nothing to remember
             return False
         self._emit(Token(outcome.reply))
-        splitter = self._splitter()
+        splitter = SentenceSplitter()  # whole sentences: the answer is known at once, no clause first
         for sentence in [*splitter.feed(outcome.reply), *splitter.flush()]:
             self._speak(turn, sentence)
         self.conversation.record_exchange(turn.text, outcome.reply, turn.language)

@@ -137,8 +137,9 @@ class Turn:
             end_silence_ms=self.end_silence_ms,
             pitch_end=None if self.pitch_end is None else round(self.pitch_end, 3),
             audio_end=None if self.audio_end is None else round(self.audio_end, 4),
+            stats=dict(context),
         )
-        if stats is None:
+        if stats is None:  # no model turn (an action answered, or the brain failed)
             return report
         return dataclasses.replace(
             report,
@@ -148,5 +149,4 @@ class Turn:
             t_prompt_ms=round(stats.t_prompt_ms, 1),
             t_gen_ms=round(stats.t_gen_ms, 1),
             thinking=stats.thinking,
-            stats=dict(context),
         )
