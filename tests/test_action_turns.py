@@ -35,6 +35,8 @@ def test_a_timer_set_by_a_typed_turn_is_answered_remembered_and_announced(
         turn = rec.wait_for("turn", 120)
         ended = rec.wait_for("timer", 120)
         a.speaker.wait(60)  # typing over the voice would be a barge-in
+        a.retry()  # what was done has no other answer: said so, nothing changes
+        refused = rec.wait_for("notice", 60, lambda e: "cannot be retried" in e.message)
         a.send_text("What is the weather like on the moon?")  # the model answers the next one
         after = rec.wait_for("turn", 120)
         conv = a.conversation
@@ -51,6 +53,7 @@ def test_a_timer_set_by_a_typed_turn_is_answered_remembered_and_announced(
     assert turn.record()["action"]["slots"] == {"seconds": "2", "name": "eggs"}
     assert turn.prompt_tokens is None  # nothing was generated for it
     assert isinstance(ended, TimerEnded) and ended.text == "The eggs timer is done."
+    assert refused and not rec.of("retracted")
     assert messages[:2] == [("user", "Set a timer for 2 seconds called eggs."), ("assistant", action.reply)]
     assert isinstance(after, TurnReported) and after.action is None and after.gen_tokens
     assert action.reply in cached and "eggs" in cached  # in the context: evaluated, not generated

@@ -24,7 +24,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from app.actions import calc, clock
 from app.actions.intents import IntentReader, Request
 from app.actions.lists import Lists
-from app.actions.timers import Timer, Timers
+from app.actions.timers import Timer, Timers, TimerView
 from app.system.paths import data_dir
 
 log = logging.getLogger(__name__)
@@ -122,12 +122,15 @@ class Actions:
         on_timer_done: Callable[[str, str], None],
         default_language: str = "en",
         reader: IntentReader | None = None,
+        on_timers: Callable[[tuple[TimerView, ...]], None] | None = None,
     ) -> None:
+        """`on_timer_done(text, language)`: a timer ended (the timers' thread); `on_timers`: the
+        timers changed (their views, for a countdown; the thread that changed them)."""
         self.reader = reader or IntentReader(SERVED)
         self.lists = lists
         self.default_language = default_language
         self._announce = on_timer_done
-        self.timers = Timers(self._timer_done)
+        self.timers = Timers(self._timer_done, on_change=on_timers)
         self._timer_language: dict[int, str] = {}
         self._jinja = SandboxedEnvironment()
 
@@ -282,11 +285,17 @@ class Actions:
         return text[:1].upper() + text[1:]
 
 
-def open_actions(language: str, lists_dir: Path | None, on_timer_done: Callable[[str, str], None]) -> Actions:
+def open_actions(
+    language: str,
+    lists_dir: Path | None,
+    on_timer_done: Callable[[str, str], None],
+    on_timers: Callable[[tuple[TimerView, ...]], None] | None = None,
+) -> Actions:
     """The assistant's actions for a whisper `language` ("auto": English until a turn says
     otherwise), its lists in `lists_dir` (None: the data folder's "lists")."""
     default = language if language not in ("", "auto") else "en"
-    return Actions(Lists(lists_dir or data_dir() / "lists"), on_timer_done, default_language=default)
+    lists = Lists(lists_dir or data_dir() / "lists")
+    return Actions(lists, on_timer_done, default_language=default, on_timers=on_timers)
 
 
 def _parts(seconds: int) -> dict[str, int]:

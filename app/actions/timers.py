@@ -3,7 +3,8 @@ time, cancel, and how long is left. A timer that ends is taken off the list and 
 `on_done` (the assistant announces it).
 
 Threads: every method may be called from any thread (one lock). `on_done` runs on the timers'
-own thread ("timers", started with the first timer), never under the lock.
+own thread ("timers", started with the first timer), never under the lock; `on_change` (the
+list as `TimerView`s, for a window's countdown) on the thread that changed it, never under it.
 Timers live as long as the process: they are not saved (alarms and reminders would be).
 """
 
@@ -57,9 +58,30 @@ class Timer:
         }
 
 
+@dataclass(frozen=True)
+class TimerView:
+    """A timer as it was at `at` (the timers' clock): enough to count down without asking."""
+
+    id: int
+    name: str
+    seconds: int
+    running: bool
+    left_s: float
+    at: float
+
+    def left(self, now: float) -> float:
+        return max(0.0, self.left_s - (now - self.at)) if self.running else self.left_s
+
+
 class Timers:
-    def __init__(self, on_done: Callable[[Timer], None], clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        on_done: Callable[[Timer], None],
+        clock: Callable[[], float] = time.monotonic,
+        on_change: Callable[[tuple[TimerView, ...]], None] | None = None,
+    ) -> None:
         self.on_done = on_done
+        self.on_change = on_change
         self.clock = clock
         self._ids = itertools.count(1)
         self._timers: list[Timer] = []
@@ -69,6 +91,11 @@ class Timers:
 
     def start(self, seconds: int, name: str = "") -> Timer:
         """A new running timer of `seconds` (at least 1)."""
+        timer = self._start(seconds, name)
+        self._changed(True)
+        return timer
+
+    def _start(self, seconds: int, name: str) -> Timer:
         with self._wake:
             timer = Timer(next(self._ids), max(1, int(seconds)), name.strip())
             timer.deadline = self.clock() + timer.seconds
@@ -85,6 +112,9 @@ class Timers:
             now = self.clock()
             return sorted(self._timers, key=lambda t: (not t.running, t.left(now)))
 
+    def by_id(self, timer_id: int) -> Timer | None:
+        return next((t for t in self.all() if t.id == timer_id), None)
+
     def find(self, name: str = "", seconds: int | None = None) -> list[Timer]:
         """The timers named `name` (case does not matter) and/or set for `seconds`; all of them
         when neither is given."""
@@ -96,6 +126,9 @@ class Timers:
         ]
 
     def cancel(self, timer: Timer) -> bool:
+        return self._changed(self._cancel(timer))
+
+    def _cancel(self, timer: Timer) -> bool:
         with self._wake:
             if timer not in self._timers:
                 return False
@@ -104,6 +137,9 @@ class Timers:
             return True
 
     def pause(self, timer: Timer) -> bool:
+        return self._changed(self._pause(timer))
+
+    def _pause(self, timer: Timer) -> bool:
         with self._wake:
             if timer not in self._timers or timer.deadline is None:
                 return False
@@ -112,6 +148,9 @@ class Timers:
             return True
 
     def resume(self, timer: Timer) -> bool:
+        return self._changed(self._resume(timer))
+
+    def _resume(self, timer: Timer) -> bool:
         with self._wake:
             if timer not in self._timers or timer.deadline is not None:
                 return False
@@ -121,6 +160,9 @@ class Timers:
 
     def add(self, timer: Timer, seconds: float) -> bool:
         """Add `seconds` (negative: take off; it ends at once when none are left)."""
+        return self._changed(self._add(timer, seconds))
+
+    def _add(self, timer: Timer, seconds: float) -> bool:
         with self._wake:
             if timer not in self._timers:
                 return False
@@ -130,6 +172,16 @@ class Timers:
                 timer.paused_left = max(0.0, (timer.paused_left or 0.0) + seconds)
             self._wake.notify()
             return True
+
+    def views(self) -> tuple[TimerView, ...]:
+        """The timers as they are now, the one ending first first."""
+        now = self.clock()
+        return tuple(TimerView(t.id, t.name, t.seconds, t.running, t.left(now), now) for t in self.all())
+
+    def _changed(self, changed: bool) -> bool:
+        if changed and self.on_change is not None:
+            self.on_change(self.views())
+        return changed
 
     def close(self) -> None:
         """Stop the thread; timers still running never end."""
@@ -150,5 +202,6 @@ class Timers:
                     ends = [t.deadline for t in self._timers if t.deadline is not None]
                     self._wake.wait(min(ends) - now if ends else None)
                     continue
+            self._changed(True)
             for timer in due:
                 self.on_done(timer)

@@ -1,25 +1,36 @@
-"""What the assistant tells the user on its own, not as a reply: a timer that ended. Shown as a
-banner in the window and as a desktop notification from the tray icon (seen when the window is
-minimized or closed to the tray); the voice says it too (the core speaks it). GUI thread.
+"""What the assistant tells the user on its own, not as a reply: the running timers (a strip
+above the chat that counts them down, with Pause and Cancel), and a timer that ended: a banner
+in the window and a desktop notification from the tray icon (seen when the window is minimized
+or closed to the tray); the voice says it too (the core speaks it). GUI thread.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtWidgets import QSystemTrayIcon
 
 from app.gui.banners import BannerArea
-from app.loop.events import Event, TimerEnded
+from app.gui.timer_strip import TimerStrip
+from app.loop.events import Event, TimerEnded, TimersChanged
 
 NOTIFICATION_MS = 10_000
 
 
 class Alerts:
-    def __init__(self, banners: BannerArea, tray: QSystemTrayIcon) -> None:
+    def __init__(
+        self, banners: BannerArea, tray: QSystemTrayIcon, change_timer: Callable[[int, str], None]
+    ) -> None:
         self.banners = banners
         self.tray = tray
+        self.timers = TimerStrip(change_timer)
+        banners.pin(self.timers)
 
     def handle(self, ev: Event) -> bool:
         """Show `ev` if it is an alert; False for any other event."""
+        if isinstance(ev, TimersChanged):
+            self.timers.show_timers(ev.timers)
+            return True
         if not isinstance(ev, TimerEnded):
             return False
         self.banners.show_message("timer", ev.text, kind="info")

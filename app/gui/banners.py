@@ -38,6 +38,10 @@ class BannerArea(QWidget):
         self._layout.addWidget(banner)
         return banner
 
+    def pin(self, widget: QWidget) -> None:
+        """`widget` stays above the messages (the running timers)."""
+        self._layout.insertWidget(0, widget)
+
     def clear(self, *sources: str) -> None:
         """Remove the messages of `sources` (their cause is fixed or about to be re-checked)."""
         for source in sources:

@@ -78,6 +78,11 @@ class AssistantBridge(QObject):
         if self.assistant:
             self.assistant.new_conversation()
 
+    def change_timer(self, timer_id: int, change: str) -> None:
+        """Pause, resume or cancel a timer (the timers strip's buttons)."""
+        if self.assistant and change in ("pause", "resume", "cancel"):
+            self.assistant.doing.timer(timer_id, change)  # type: ignore[arg-type]
+
     def open_conversation(self, directory: Path, save: bool = True) -> bool:
         """True when an assistant will switch (a `switched` event follows)."""
         if self.assistant:

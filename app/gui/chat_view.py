@@ -304,6 +304,8 @@ class ChatView(QTextBrowser):
         return speaker_name(m.role, m.name, self.person, self.bot)
 
     def _retryable(self) -> bool:
-        """The newest message is a finished reply to a turn of the user's."""
+        """The newest message is a finished reply to a turn of the user's, by the model (an
+        action's answer is what was done: there is no other)."""
         m = self.messages
-        return len(m) >= 2 and m[-1].role == "assistant" and m[-2].role == "user" and bool(m[-1].text)
+        reply = len(m) >= 2 and m[-1].role == "assistant" and m[-2].role == "user" and bool(m[-1].text)
+        return reply and "action" not in m[-1].latency

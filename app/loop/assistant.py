@@ -29,7 +29,6 @@ from pathlib import Path
 
 import numpy as np
 
-from app.actions.skills import open_actions
 from app.brain.brain import Brain
 from app.brain.persona import Persona
 from app.ears import vad
@@ -37,12 +36,13 @@ from app.ears.echo import EchoGuard
 from app.ears.microphone import Level, Microphone
 from app.ears.vad import Segmenter
 from app.loop import events
+from app.loop.action_control import ActionControl
 from app.loop.assistant_config import AssistantConfig
 from app.loop.barge_in import BargeIn
 from app.loop.continuation import Continuation
 from app.loop.devices import DeviceFaults
 from app.loop.end_of_turn import EndOfTurn
-from app.loop.events import Event, State, TimerEnded
+from app.loop.events import Event, State
 from app.loop.hearing import Hearing
 from app.loop.llm_worker import LlmWorker
 from app.loop.mic_control import MicControl
@@ -85,11 +85,13 @@ class Assistant:
         self.end_of_turn = EndOfTurn(lambda: self.config, self.segmenter, self.sound, listening)
         # The brain: the llm thread answers turns and runs jobs between them.
         # What it does rather than says (timers, the time, sums, lists): asked before the model.
-        self.actions = (
-            open_actions(config.stt.language, config.lists_dir, self._timer_done) if config.actions else None
-        )
+        self.doing = ActionControl(config, self.emit, self.voice)
         self.llm = LlmWorker(
-            config, report=report, end_of_turn=self.end_of_turn, listening=listening, actions=self.actions
+            config,
+            report=report,
+            end_of_turn=self.end_of_turn,
+            listening=listening,
+            actions=self.doing.actions,
         )
         self.tentative = TentativeTurns(self.llm.put)  # turns started at a pause
         self.continuation = Continuation(config.turn_end.continue_ms)  # turns ended at a pause
@@ -148,8 +150,7 @@ class Assistant:
             self._open_voice()
             self.mics.open()
             self.devices.start()
-            if self.actions is not None:
-                named_thread(self.actions.warm, "actions-warm").start()
+            self.doing.start()
             llm_run = functools.partial(self.llm.run, self.voice.opened)
             for name, target in (("assistant-stt", self.hearing.run), ("assistant-llm", llm_run)):
                 t = named_thread(target, name)
@@ -194,18 +195,10 @@ class Assistant:
         for t in self._threads:
             t.join(max(0.05, deadline - time.monotonic()))
         self.voice.close()
-        if self.actions is not None:
-            self.actions.close()
+        self.doing.close()
         if free_models and not any(t.is_alive() for t in self._threads):  # else the GC frees them
             self.llm.close()
             self.hearing.close()
-
-    def _timer_done(self, text: str, language: str) -> None:
-        """The timers' thread: a timer ended: shown, and said after what the voice is saying."""
-        self.emit(TimerEnded(text))
-        speaker = self.voice.speaker
-        if speaker is not None and speaker.available:
-            speaker.say(text, language=language)
 
     # ----- input -----------------------------------------------------------------------------
     def press(self) -> None:

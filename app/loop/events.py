@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from app.actions.timers import TimerView
 from app.brain.records import Message
 
 
@@ -295,6 +296,15 @@ class TimerEnded:
     text: str
 
 
+@dataclass(frozen=True)
+class TimersChanged:
+    """The running and paused timers changed (set, paused, cancelled, ended): all of them now,
+    each able to count down on its own (`TimerView.left(time.monotonic())`)."""
+
+    kind: ClassVar[str] = "timers"
+    timers: tuple[TimerView, ...]
+
+
 Event = (
     StateChanged
     | Level
@@ -318,6 +328,7 @@ Event = (
     | Unanswered
     | ActionTaken
     | TimerEnded
+    | TimersChanged
 )
 
 

@@ -245,6 +245,9 @@ class Responder:
         new turn, drawn with another seed."""
         history = self.conversation.history
         last = history[-1] if history else None
+        if last is not None and "action" in last.details:  # done, not said: no other answer
+            self._emit(Notice("An action's answer cannot be retried: ask again in other words."))
+            return
         language = history[-2].language if len(history) >= 2 else ""
         text = self.conversation.retract_last_turn()
         if text is None or last is None:

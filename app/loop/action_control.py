@@ -1,0 +1,58 @@
+"""The assistant's actions (app/actions) wired to the rest: the Responder asks them before the
+model (llm_worker.py passes them on); a timer that ends is shown (`TimerEnded`) and said after
+what the voice is saying; every change of the timers is a `TimersChanged` (a window counts them
+down); a front end pauses, resumes or cancels one by its id (`timer`).
+
+Threads: `timer` from any thread (the timers lock themselves); the callbacks run on the timers'
+thread or the one that changed them, and only emit or queue a sentence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+from app.actions.skills import Actions, open_actions
+from app.actions.timers import TimerView
+from app.loop.assistant_config import AssistantConfig
+from app.loop.events import Event, TimerEnded, TimersChanged
+from app.loop.voice_control import VoiceControl
+from app.system.thread_names import named_thread
+
+TimerChange = Literal["pause", "resume", "cancel"]
+
+
+class ActionControl:
+    def __init__(self, config: AssistantConfig, emit: Callable[[Event], None], voice: VoiceControl) -> None:
+        self._emit = emit
+        self._voice = voice
+        self.actions: Actions | None = None
+        if config.actions:
+            self.actions = open_actions(config.stt.language, config.lists_dir, self._timer_done, self._timers)
+
+    def start(self) -> None:
+        """Pay the actions' first-use costs on a thread of their own (~0.5-1 s)."""
+        if self.actions is not None:
+            named_thread(self.actions.warm, "actions-warm").start()
+
+    def timer(self, timer_id: int, change: TimerChange) -> bool:
+        """Pause, resume or cancel timer `timer_id`; False when there is no such timer (it ended)."""
+        timers = self.actions.timers if self.actions is not None else None
+        timer = timers.by_id(timer_id) if timers is not None else None
+        if timers is None or timer is None:
+            return False
+        return {"pause": timers.pause, "resume": timers.resume, "cancel": timers.cancel}[change](timer)
+
+    def close(self) -> None:
+        if self.actions is not None:
+            self.actions.close()
+
+    def _timer_done(self, text: str, language: str) -> None:
+        """The timers' thread: a timer ended: shown, and said after what the voice is saying."""
+        self._emit(TimerEnded(text))
+        speaker = self._voice.speaker
+        if speaker is not None and speaker.available:
+            speaker.say(text, language=language)
+
+    def _timers(self, views: tuple[TimerView, ...]) -> None:
+        self._emit(TimersChanged(views))
