@@ -79,7 +79,8 @@ def test_the_time_is_the_clock_here_and_in_a_named_city(actions) -> None:
         "What is love?",
         "What time is it in Narnia?",
         "How many legs does a spider have?",
-        "Turn on the kitchen light.",  # Home Assistant's, but nothing here serves it
+        "Call me Robin from now on.",
+        "Let's play a game.",
     ],
 )
 def test_words_no_skill_takes_are_left_to_the_model(actions, text) -> None:
@@ -173,6 +174,11 @@ def test_a_cancelled_or_paused_timer_never_ends() -> None:
         ("en", "Open my calendar.", "I can't open apps or pages yet."),
         ("fr", "Rappelle-moi d'appeler Anna à cinq heures.", "Je ne sais pas encore créer de rappels"),
         ("de", "Erinnere mich morgen an den Termin.", "Erinnerungen kann ich noch nicht anlegen"),
+        ("en", "Turn on the kitchen light.", "I can't control lights or devices."),
+        ("en", "What's the weather like tomorrow?", "I can't see the weather"),
+        ("en", "Send a message to Bob saying I'm late.", "I can't send messages"),
+        ("fr", "Quel temps fait-il demain ?", "Je ne connais pas la météo"),
+        ("de", "Schalte das Licht aus.", "Lichter und Geräte kann ich nicht steuern."),
     ],
 )
 def test_what_no_tool_does_is_said_so_never_claimed(actions, language, text, says) -> None:

@@ -23,7 +23,9 @@ def button(w, name: str) -> QPushButton:
     return found[0]
 
 
-def test_timers_are_counted_down_paused_cancelled_and_their_end_shown(qtbot, config_dir, virtual_audio) -> None:
+def test_timers_are_counted_down_paused_cancelled_and_their_end_shown(
+    qtbot, config_dir, virtual_audio
+) -> None:
     w = open_window(qtbot)
     strip = w.alerts.timers
     try:

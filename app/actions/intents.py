@@ -118,8 +118,11 @@ def _home_assistant(code: str) -> dict[str, Any] | None:
 
 
 def _merge(into: dict[str, Any], extra: dict[str, Any]) -> None:
-    """Add the app's sentences, lists and answers to Home Assistant's (the app's win)."""
-    for key in ("intents", "lists", "expansion_rules"):
+    """Add the app's sentences (also to Home Assistant's intents), lists and answers (the app's
+    win)."""
+    for name, intent in extra.get("intents", {}).items():  # more sentences for one of its own
+        into.setdefault("intents", {}).setdefault(name, {"data": []})["data"] += intent["data"]
+    for key in ("lists", "expansion_rules"):
         into.setdefault(key, {}).update(extra.get(key, {}))
     answers = into.setdefault("responses", {}).setdefault("intents", {})
     answers.update(extra.get("responses", {}).get("intents", {}))
