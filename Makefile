@@ -78,7 +78,7 @@ bench-report: install
 bench: sysdeps-test install models llama-server
 	@$(BIN)/talk-llama models fetch tiny.en
 	@$(BIN)/talk-llama models fetch qwen2.5-coder-0.5b
-	for b in stt pauses fragments tts latency context idle bargein remote llama_server chatview switch orb families actions; do $(BIN)/python -m bench.$$b || exit 1; done
+	for b in stt pauses fragments tts latency context idle bargein remote llama_server chatview switch orb families actions honest_actions; do $(BIN)/python -m bench.$$b || exit 1; done
 	$(BIN)/python -m bench.load --voice 8
 	$(BIN)/python -m bench.remote --load
 	$(BIN)/python -m bench.coldstart --runs 5  # builds a bundle

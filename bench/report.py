@@ -18,7 +18,7 @@ BENCHES = (
     "stt", "tts", "pauses", "fragments", "latency", "prosody", "context", "idle", "bargein", "remote",
     "chatview", "switch", "orb", "load", "coldstart", "longchat", "underruns", "voice_latency",
     "llama_server", "remote_load", "memory", "turn_rules", "vad", "languages", "underruns_app",
-    "model_memory", "families", "actions",
+    "model_memory", "families", "actions", "honest_actions",
 )  # fmt: skip
 
 

@@ -168,3 +168,21 @@ def actions_rows(r: dict) -> list[Row]:
             )
         )
     return out
+
+
+def honest_actions_rows(r: dict) -> list[Row]:
+    """bench.honest_actions: replies claiming an action not taken, with the app's actions and
+    without them (the model answers every request), per brain."""
+    out = []
+    for name, b in r["brains"].items():
+        on, off = b["actions"], b["model_only"]
+        out.append(
+            (
+                "honest_actions",
+                f"{name}: of {r['requests']} requests to act, replies claiming an action not taken "
+                "(with actions · model only); answered by an action",
+                f"{on['false_claims']} · {off['false_claims']}; {on['by_action']}",
+                f"0 ({ok(on['false_claims'] == 0)})",
+            )
+        )
+    return out

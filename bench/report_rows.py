@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from app.voice.speaker import SpeakerConfig
-from bench.report_brain import actions_rows, families_rows, longchat_rows, memory_rows, model_memory_rows
+from bench.report_brain import (
+    actions_rows,
+    families_rows,
+    honest_actions_rows,
+    longchat_rows,
+    memory_rows,
+    model_memory_rows,
+)
 from bench.report_remote import server_rows
 from bench.report_turns import (
     bargein_rows,
@@ -130,6 +137,8 @@ def rows() -> list[Row]:
         out += families_rows(r)
     if r := load("actions"):
         out += actions_rows(r)
+    if r := load("honest_actions"):
+        out += honest_actions_rows(r)
     if r := load("idle"):
         out += idle_rows(r)
     if r := load("bargein"):
