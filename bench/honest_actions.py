@@ -20,7 +20,6 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from app.actions.lists import Lists
 from app.actions.skills import Actions
 from app.brain.brain import Brain
 from app.brain.conversation import Conversation, LlmConfig
@@ -129,7 +128,7 @@ def main() -> None:
         for on in (True, False):
             with tempfile.TemporaryDirectory() as d:
                 brain, stop = open_brain(name, names[0], persona, Path(d))
-                actions = Actions(Lists(Path(d) / "lists"), lambda text, lang: None) if on else None
+                actions = Actions(Path(d), lambda text, lang, source: None) if on else None
                 try:
                     out["brains"][name]["actions" if on else "model_only"] = run_arm(brain, actions)
                 finally:

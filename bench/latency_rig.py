@@ -61,7 +61,7 @@ class Rig:
             turn_model=default_model_path("turn") if turn_model else None,
             speaker=SpeakerConfig(voice=voice),
             actions=actions,
-            lists_dir=tmp / "lists",
+            actions_dir=tmp,
         )
         self.a = Assistant(cfg, self.events.put)
         self.a.start()

@@ -11,7 +11,7 @@ import pytest
 
 from app.brain.brain import Brain
 from app.brain.conversation import Conversation
-from app.loop.events import ActionTaken, SentenceProgress, TimerEnded, TurnReported
+from app.loop.events import ActionTaken, Announcement, SentenceProgress, TurnReported
 from tests.support.assistant_rig import Recorder, make
 from tests.support.conversations import assert_consistent
 from tests.support.conversations import make as make_conversation
@@ -28,12 +28,12 @@ def test_a_timer_set_by_a_typed_turn_is_answered_remembered_and_announced(
     llm_model, whisper_model, tmp_path
 ) -> None:
     rec = Recorder()
-    a = make(llm_model, whisper_model, rec, lists_dir=tmp_path / "lists")
+    a = make(llm_model, whisper_model, rec, actions_dir=tmp_path)
     try:
         a.send_text("Set a timer for 2 seconds called eggs.")
         action = rec.wait_for("action", 120)
         turn = rec.wait_for("turn", 120)
-        ended = rec.wait_for("timer", 120)
+        ended = rec.wait_for("announcement", 120)
         a.speaker.wait(60)  # typing over the voice would be a barge-in
         a.retry()  # what was done has no other answer: said so, nothing changes
         refused = rec.wait_for("notice", 60, lambda e: "cannot be retried" in e.message)
@@ -52,7 +52,7 @@ def test_a_timer_set_by_a_typed_turn_is_answered_remembered_and_announced(
     assert turn.action is not None and turn.action["intent"] == "HassStartTimer"
     assert turn.record()["action"]["slots"] == {"seconds": "2", "name": "eggs"}
     assert turn.prompt_tokens is None  # nothing was generated for it
-    assert isinstance(ended, TimerEnded) and ended.text == "The eggs timer is done."
+    assert isinstance(ended, Announcement) and ended.text == "The eggs timer is done."
     assert refused and not rec.of("retracted")
     assert messages[:2] == [("user", "Set a timer for 2 seconds called eggs."), ("assistant", action.reply)]
     assert isinstance(after, TurnReported) and after.action is None and after.gen_tokens
@@ -89,13 +89,13 @@ def test_a_timer_that_ends_during_a_spoken_reply_waits_for_its_sentence(
     virtual_audio, llm_model, whisper_model, tmp_path
 ) -> None:
     rec = Recorder()
-    a = make(llm_model, whisper_model, rec, lists_dir=tmp_path / "lists", max_tokens=120)
+    a = make(llm_model, whisper_model, rec, actions_dir=tmp_path, max_tokens=120)
     try:
         a.send_text("Set a timer for 5 seconds.")
         rec.wait_for("turn", 120)
         a.speaker.wait(60)  # typing over the voice would be a barge-in
         a.send_text("Tell me a very long story about a dragon and a knight, with many details.")
-        ended = rec.wait_for("timer", 120)
+        ended = rec.wait_for("announcement", 120)
         rec.wait_for("sentence", 120, lambda e: e.progress == "sentence_finished" and e.text == ended.text)
     finally:
         a.shutdown()

@@ -13,7 +13,6 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from app.actions import calc, clock
-from app.actions.lists import Lists
 from app.actions.skills import Actions, describe
 from app.actions.timers import Timers
 
@@ -25,7 +24,7 @@ def ended() -> list[tuple[str, str]]:
 
 @pytest.fixture
 def actions(tmp_path, ended) -> Actions:
-    a = Actions(Lists(tmp_path / "lists"), lambda text, lang: ended.append((text, lang)))
+    a = Actions(tmp_path, lambda text, lang, source: ended.append((text, lang)))
     yield a
     a.close()
 
@@ -169,11 +168,7 @@ def test_a_cancelled_or_paused_timer_never_ends() -> None:
 @pytest.mark.parametrize(
     ("language", "text", "says"),
     [
-        ("en", "Remind me to call Anna at five.", "I can't set reminders yet"),
-        ("en", "Set an alarm for seven tomorrow.", "I can't set alarms yet"),
         ("en", "Open my calendar.", "I can't open apps or pages yet."),
-        ("fr", "Rappelle-moi d'appeler Anna à cinq heures.", "Je ne sais pas encore créer de rappels"),
-        ("de", "Erinnere mich morgen an den Termin.", "Erinnerungen kann ich noch nicht anlegen"),
         ("en", "Turn on the kitchen light.", "I can't control lights or devices."),
         ("en", "What's the weather like tomorrow?", "I can't see the weather"),
         ("en", "Send a message to Bob saying I'm late.", "I can't send messages"),

@@ -43,6 +43,15 @@ class Request:
     wildcards: int = 0  # how many slots took free text (a reading with fewer is more certain)
 
 
+class Refused(Exception):
+    """A request that cannot be done: `key` names the sentence that says why, among Home
+    Assistant's errors or the answers of intent `group`."""
+
+    def __init__(self, key: str, group: str = "errors") -> None:
+        super().__init__(key)
+        self.key, self.group = key, group
+
+
 @dataclass
 class Language:
     """One language's matcher and its answer templates."""
@@ -77,7 +86,7 @@ class IntentReader:
             found.append(
                 Request(result.intent.name, lang.code, slots, said, result.response or "default", wild)
             )
-        found.sort(key=lambda r: r.wildcards)
+        found.sort(key=lambda r: (r.intent == "TalkCannot", r.wildcards))  # "cannot" only as the last word
         return found
 
     def templates(self, language: str) -> dict[str, Any]:

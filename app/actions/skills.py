@@ -14,6 +14,7 @@ announced through `on_timer_done(text, language)`.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +23,10 @@ from typing import Any
 from jinja2.sandbox import SandboxedEnvironment
 
 from app.actions import calc, clock
-from app.actions.intents import IntentReader, Request
+from app.actions.intents import IntentReader, Refused, Request
 from app.actions.lists import Lists
+from app.actions.reminders import Reminders
+from app.actions.reminding import REMINDER_INTENTS, Reminding
 from app.actions.timers import Timer, Timers, TimerView
 from app.system.paths import data_dir
 
@@ -50,6 +53,7 @@ SERVED = TIMER_INTENTS | {
     "TalkConvert",
     "TalkTimeIn",
     "TalkListRead",
+    *REMINDER_INTENTS,
     "TalkCannot",  # asked for what no tool here does (reminders, alarms, opening apps)
 }
 
@@ -72,6 +76,11 @@ DONE = {
     "TalkListRead": "Read the shopping list",
     "HassNevermind": "Nothing to do",
     "TalkCannot": "Asked for something it cannot do yet",
+    "TalkRemind": "Set a reminder",
+    "TalkAlarm": "Set an alarm",
+    "TalkSnooze": "Snoozed the alarm",
+    "TalkReminders": "Read the reminders",
+    "TalkRemindersCancel": "Cancelled the reminders",
 }
 
 
@@ -106,33 +115,27 @@ class Outcome:
         }
 
 
-class Refused(Exception):
-    """The request cannot be done: `key` names the sentence that says why, among Home
-    Assistant's errors or the answers of intent `group`."""
-
-    def __init__(self, key: str, group: str = "errors") -> None:
-        super().__init__(key)
-        self.key, self.group = key, group
-
-
 class Actions:
     def __init__(
         self,
-        lists: Lists,
-        on_timer_done: Callable[[str, str], None],
+        folder: Path,
+        announce: Callable[[str, str, str], None],
         default_language: str = "en",
         reader: IntentReader | None = None,
         on_timers: Callable[[tuple[TimerView, ...]], None] | None = None,
     ) -> None:
-        """`on_timer_done(text, language)`: a timer ended (the timers' thread); `on_timers`: the
+        """`folder`: where the lists and the reminders are kept; `announce(text, language,
+        source)`: a timer ended, a reminder or an alarm came (their threads); `on_timers`: the
         timers changed (their views, for a countdown; the thread that changed them)."""
         self.reader = reader or IntentReader(SERVED)
-        self.lists = lists
+        self.lists = Lists(folder / "lists")
         self.default_language = default_language
-        self._announce = on_timer_done
+        self._announce = announce
         self.timers = Timers(self._timer_done, on_change=on_timers)
         self._timer_language: dict[int, str] = {}
         self._jinja = SandboxedEnvironment()
+        store = lambda on_due: Reminders(folder / "reminders.json", on_due)  # noqa: E731
+        self.reminding = Reminding(store, self._render, announce)
 
     # ----- reading and doing ---------------------------------------------------------------------
     def pick(self, text: str, language: str = "") -> Request | None:
@@ -160,8 +163,13 @@ class Actions:
         self.reader.warm(self.default_language)
         calc.convert("a pound", "grams")
 
+    def start(self) -> None:
+        """Reminders start to come (those missed while the app was not running first)."""
+        self.reminding.reminders.start()
+
     def close(self) -> None:
         self.timers.close()
+        self.reminding.reminders.close()
 
     # ----- the skills ------------------------------------------------------------------------------
     def _takes(self, request: Request) -> bool:
@@ -183,6 +191,8 @@ class Actions:
         said, lang, intent = request.said, request.language, request.intent
         if intent in TIMER_INTENTS:
             return self._timer(request)
+        if intent in REMINDER_INTENTS:
+            return self.reminding.handle(request)
         match intent:
             case "HassGetCurrentTime":
                 return {"time": clock.now()}, False
@@ -258,7 +268,7 @@ class Actions:
         language = self._timer_language.pop(timer.id, self.default_language)
         length = self._render(language, "TalkTimerLength", "default", _parts(timer.seconds), sentence=False)
         text = self._render(language, "TalkTimerDone", "default", {"name": timer.name, "length": length})
-        self._announce(text, language)
+        self._announce(text, language, "timer")
 
     # ----- answers -----------------------------------------------------------------------------------
     def _render(
@@ -278,6 +288,7 @@ class Actions:
         except Exception as exc:  # a template this version of the sentences words differently
             log.warning("answer template %s/%s failed: %s", intent, key, exc)
             text = ""
+        text = re.sub(r" +([.,;!?])", r"\1", text)  # a slot left empty leaves no gap
         if not sentence:
             return text
         if text and text[-1] not in ".!?":
@@ -287,15 +298,14 @@ class Actions:
 
 def open_actions(
     language: str,
-    lists_dir: Path | None,
-    on_timer_done: Callable[[str, str], None],
+    folder: Path | None,
+    announce: Callable[[str, str, str], None],
     on_timers: Callable[[tuple[TimerView, ...]], None] | None = None,
 ) -> Actions:
     """The assistant's actions for a whisper `language` ("auto": English until a turn says
-    otherwise), its lists in `lists_dir` (None: the data folder's "lists")."""
+    otherwise), keeping lists and reminders in `folder` (None: the app's data folder)."""
     default = language if language not in ("", "auto") else "en"
-    lists = Lists(lists_dir or data_dir() / "lists")
-    return Actions(lists, on_timer_done, default_language=default, on_timers=on_timers)
+    return Actions(folder or data_dir(), announce, default_language=default, on_timers=on_timers)
 
 
 def _parts(seconds: int) -> dict[str, int]:

@@ -31,7 +31,9 @@ def run_text(args: argparse.Namespace) -> int:
     if args.verbose_prompt:
         print(conv.system_prompt, file=sys.stderr)
     bot, person = conv.persona.bot, conv.persona.person
-    actions = open_actions(args.language, None, _timer_done) if args.actions else None
+    actions = open_actions(args.language, None, _announce) if args.actions else None
+    if actions is not None:
+        actions.start()
     try:
         for raw in sys.stdin:
             text = raw.strip()
@@ -86,9 +88,9 @@ def _act(conv, outcome, text: str, out: Transcript, args: argparse.Namespace) ->
         print(json.dumps(record, ensure_ascii=False), flush=True)
 
 
-def _timer_done(text: str, language: str) -> None:
-    """The timers' thread: a timer ended while the chat waits for a line."""
-    print(f"[timer: {text}]", file=sys.stderr, flush=True)
+def _announce(text: str, language: str, source: str) -> None:
+    """A timer ended, a reminder or an alarm came (their thread) while the chat waits for a line."""
+    print(f"[{source}: {text}]", file=sys.stderr, flush=True)
 
 
 def _save(conv, directory: Path) -> None:

@@ -143,8 +143,8 @@ class TerminalView:
                 note = (
                     f"[action: {ev.intent}{' ' + slots if slots else ''}{' (not done)' if ev.failed else ''}]"
                 )
-            case events.TimerEnded():
-                note = f"[timer: {ev.text}]"
+            case events.Announcement():
+                note = f"[{ev.source}: {ev.text}]"
             case events.Unanswered():
                 note = f"[{ev.message} You said: {ev.text}]"
             case events.Transcript(rejected=True):

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QSystemTrayIcon
 
 from app.gui.banners import BannerArea
 from app.gui.timer_strip import TimerStrip
-from app.loop.events import Event, TimerEnded, TimersChanged
+from app.loop.events import Announcement, Event, TimersChanged
 
 NOTIFICATION_MS = 10_000
 
@@ -31,9 +31,11 @@ class Alerts:
         if isinstance(ev, TimersChanged):
             self.timers.show_timers(ev.timers)
             return True
-        if not isinstance(ev, TimerEnded):
+        if not isinstance(ev, Announcement):
             return False
-        self.banners.show_message("timer", ev.text, kind="info")
+        self.banners.show_message(ev.source, ev.text, kind="info")
         if self.tray.isVisible() and QSystemTrayIcon.supportsMessages():
-            self.tray.showMessage("Timer", ev.text, QSystemTrayIcon.MessageIcon.Information, NOTIFICATION_MS)
+            self.tray.showMessage(
+                ev.source.capitalize(), ev.text, QSystemTrayIcon.MessageIcon.Information, NOTIFICATION_MS
+            )
         return True

@@ -1,7 +1,8 @@
 """The assistant's actions (app/actions) wired to the rest: the Responder asks them before the
-model (llm_worker.py passes them on); a timer that ends is shown (`TimerEnded`) and said after
-what the voice is saying; every change of the timers is a `TimersChanged` (a window counts them
-down); a front end pauses, resumes or cancels one by its id (`timer`).
+model (llm_worker.py passes them on); a timer that ends, a reminder or an alarm that comes is
+shown (`Announcement`) and said after what the voice is saying; every change of the timers is a
+`TimersChanged` (a window counts them down); a front end pauses, resumes or cancels a timer by
+its id (`timer`).
 
 Threads: `timer` from any thread (the timers lock themselves); the callbacks run on the timers'
 thread or the one that changed them, and only emit or queue a sentence.
@@ -15,7 +16,7 @@ from typing import Literal
 from app.actions.skills import Actions, open_actions
 from app.actions.timers import TimerView
 from app.loop.assistant_config import AssistantConfig
-from app.loop.events import Event, TimerEnded, TimersChanged
+from app.loop.events import Announcement, Event, TimersChanged
 from app.loop.voice_control import VoiceControl
 from app.system.thread_names import named_thread
 
@@ -28,11 +29,12 @@ class ActionControl:
         self._voice = voice
         self.actions: Actions | None = None
         if config.actions:
-            self.actions = open_actions(config.stt.language, config.lists_dir, self._timer_done, self._timers)
+            self.actions = open_actions(config.stt.language, config.actions_dir, self._announce, self._timers)
 
     def start(self) -> None:
         """Pay the actions' first-use costs on a thread of their own (~0.5-1 s)."""
         if self.actions is not None:
+            self.actions.start()
             named_thread(self.actions.warm, "actions-warm").start()
 
     def timer(self, timer_id: int, change: TimerChange) -> bool:
@@ -47,9 +49,10 @@ class ActionControl:
         if self.actions is not None:
             self.actions.close()
 
-    def _timer_done(self, text: str, language: str) -> None:
-        """The timers' thread: a timer ended: shown, and said after what the voice is saying."""
-        self._emit(TimerEnded(text))
+    def _announce(self, text: str, language: str, source: str) -> None:
+        """A timer ended, a reminder or an alarm came (their thread): shown, and said after what
+        the voice is saying."""
+        self._emit(Announcement(text, source))
         speaker = self._voice.speaker
         if speaker is not None and speaker.available:
             speaker.say(text, language=language)

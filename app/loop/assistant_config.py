@@ -35,7 +35,7 @@ class AssistantConfig:
     turn_end: TurnEndConfig = field(default_factory=TurnEndConfig)  # hands-free: when a turn ends
     turn_model: Path | None = None  # the audio turn model (ears/turn_model.py); None: words alone
     actions: bool = True  # timers, the time, sums, lists answered before the model (app/actions)
-    lists_dir: Path | None = None  # where spoken lists are kept (None: the data folder's "lists")
+    actions_dir: Path | None = None  # where lists and reminders are kept (None: the data folder)
     # The first spoken chunk may end at a clause break once it is this long ("Sure," "I'm
     # sorry,"): speech starts several tokens sooner; later chunks are whole sentences.
     first_chunk_chars: int = 5

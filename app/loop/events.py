@@ -289,11 +289,13 @@ class ActionTaken:
 
 
 @dataclass(frozen=True)
-class TimerEnded:
-    """A timer ended; `text` is what the assistant says about it ("The pasta timer is done.")."""
+class Announcement:
+    """The assistant speaks up on its own: a timer ended, a reminder or an alarm came (`source`:
+    "timer", "reminder", "alarm"); `text` is what it says ("The pasta timer is done.")."""
 
-    kind: ClassVar[str] = "timer"
+    kind: ClassVar[str] = "announcement"
     text: str
+    source: str = "timer"
 
 
 @dataclass(frozen=True)
@@ -327,7 +329,7 @@ Event = (
     | Notice
     | Unanswered
     | ActionTaken
-    | TimerEnded
+    | Announcement
     | TimersChanged
 )
 
