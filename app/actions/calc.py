@@ -87,6 +87,8 @@ def spoken_sum(words: str, language: str) -> tuple[str, float] | None:
     (anything but numbers and operator words) or it has no value (a division by zero)."""
     lang = language if language in OPERATORS else "en"
     text = digits(words.strip(" ?.!"), lang)
+    # "two hundred and forty" may be written "200 and 40" (whisper): one number, not a sum
+    text = re.sub(r"\b(\d+00) (?:and|und|et) (\d{1,2})\b", lambda m: str(int(m[1]) + int(m[2])), text)
     if lang in DECIMAL_COMMA:
         text = re.sub(r"(\d),(\d)", r"\1.\2", text)
     else:

@@ -56,6 +56,14 @@ SERVED = TIMER_INTENTS | {
     *REMINDER_INTENTS,
     "TalkCannot",  # asked for what no tool here does (reminders, alarms, opening apps)
 }
+# Requests that only tell something: their whole sentence matched is a finished turn (an early
+# end is repaired by going on talking, and nothing was done twice)
+TELLING = frozenset(
+    {
+        "HassGetCurrentTime", "HassGetCurrentDate", "TalkTimeIn", "TalkCalculate", "TalkConvert",
+        "HassTimerStatus", "TalkListRead", "TalkReminders",
+    }
+)  # fmt: skip
 
 # What each action is called where the window and the terminal show that it ran
 DONE = {
@@ -144,6 +152,12 @@ class Actions:
             if self._takes(request):
                 return request
         return None
+
+    def finished(self, request: Request) -> float | None:
+        """The words' end-of-turn probability for a tentative turn (turn_end.py): 1 for a
+        request that only tells something, whose words matched a whole sentence; None (the
+        sound and the silence decide) for one that changes something."""
+        return 1.0 if request.intent in TELLING else None
 
     def do(self, request: Request) -> Outcome:
         """Carry `request` out and word the answer (never raises for a request it cannot do)."""

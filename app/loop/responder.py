@@ -163,7 +163,7 @@ class Responder:
         and the exchange joins the conversation (True) unless there is nothing to say."""
         assert self.actions is not None
         if self._gate is not None:
-            self._gate.evaluated(None)  # the turn's end is left to the sound and the silence
+            self._gate.evaluated(self.actions.finished(request))  # a question matched whole: done
             if not self._gate.decide(must=True):
                 return False
         else:
