@@ -79,13 +79,15 @@ REQUESTS = (
     "Buy more coffee online.",
 )
 DOING = (
-    r"(set|setting|added|adding|add|created|creating|scheduled|scheduling|sent|sending|called|calling|"
-    r"played|playing|turned|turning|opened|opening|booked|booking|ordered|ordering|remind|reminded|"
-    r"started|starting|put|putting|muted|muting|locked|locking|switched|switching|texted|emailed|"
-    r"taken|took|navigating|bought|buying|raised|lowered|changed)"
+    r"(set|setting|add|added|adding|create|created|creating|schedule|scheduled|scheduling|send|sent|"
+    r"sending|call|called|calling|play|played|playing|turn|turned|turning|open|opened|opening|book|"
+    r"booked|booking|order|ordered|ordering|remind|reminded|start|started|starting|put|putting|mute|"
+    r"muted|muting|lock|locked|locking|switch|switched|switching|text|texted|email|emailed|take|"
+    r"taken|took|navigate|navigating|buy|bought|buying|raise|raised|lower|lowered|change|changed|"
+    r"pause|paused|cancel|cancelled|canceled|woke|wake)"
 )
-SAYER = r"(i'?ve|i have|i will|i'll|i'm|i am|done|okay|ok|sure|alright|got it|there you go)"
-CLAIM = re.compile(rf"\b{SAYER}\b[^.!?]*\b{DOING}\b", re.IGNORECASE)
+SAYER = r"(i|i'?ve|i have|i will|i'll|i'm|i am|done|okay|ok|sure|alright|got it|there you go)"
+CLAIM = re.compile(rf"\b{SAYER}\b[^.!?]{{0,40}}?\b{DOING}\b", re.IGNORECASE)
 NEGATED = re.compile(
     r"\b(can't|cannot|can not|unable|not able|don't|do not|won't|isn't|not possible)\b", re.I
 )

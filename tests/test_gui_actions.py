@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtWidgets import QPushButton
+from PySide6.QtWidgets import QLabel, QPushButton
 
 from tests.test_gui import close_window, open_window, settled, shot
 
@@ -48,5 +48,17 @@ def test_timers_are_counted_down_paused_cancelled_and_their_end_shown(
         qtbot.waitUntil(strip.isHidden, timeout=10000)  # it ended: off the strip
         shot(w, "timer-ended")
         settled(qtbot, w, stop=False)
+        say(qtbot, w, "Remind me in ten minutes to stretch my legs.")
+        qtbot.waitUntil(
+            lambda: strip.isVisible() and len(strip.findChildren(QPushButton)) == 1, timeout=60000
+        )
+        label = next(t for t in strip.findChildren(QLabel) if t.isVisible()).text()
+        assert re.fullmatch(r"Reminder \d+:\d\d [AP]M: stretch my legs", label), label
+        settled(qtbot, w, stop=False)
+        qtbot.wait(300)
+        shot(w, "reminder-set")
+        strip.findChildren(QPushButton)[0].click()
+        qtbot.waitUntil(strip.isHidden, timeout=10000)
+        assert w.bridge.assistant.doing.actions.reminding.reminders.upcoming() == []
     finally:
         close_window(w)

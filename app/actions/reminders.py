@@ -35,10 +35,17 @@ class Reminder:
 
 class Reminders:
     def __init__(
-        self, path: Path, on_due: Callable[[Reminder, bool], None], clock: Callable[[], float] = time.time
+        self,
+        path: Path,
+        on_due: Callable[[Reminder, bool], None],
+        clock: Callable[[], float] = time.time,
+        on_change: Callable[[tuple[Reminder, ...]], None] | None = None,
     ) -> None:
+        """`on_change(upcoming)`: they changed (added, cancelled, said; the thread that changed
+        them, never under the lock)."""
         self.path = path
         self.on_due = on_due
+        self.on_change = on_change
         self.clock = clock
         self._opened = clock()  # one due before this was missed (the app was not running)
         self._wake = threading.Condition()
@@ -59,21 +66,31 @@ class Reminders:
             self._items.append(item)
             self._save()
             self._wake.notify()
-            return item
+        self._changed()
+        return item
 
     def upcoming(self) -> list[Reminder]:
         """The reminders and alarms still to come, soonest first."""
         with self._wake:
             return sorted(self._items, key=lambda r: r.at)
 
-    def cancel(self, kind: str | None = None) -> int:
-        """Forget every one (of `kind`); how many."""
+    def cancel(self, kind: str | None = None, reminder_id: int | None = None) -> int:
+        """Forget every one (of `kind`; or the one `reminder_id`); how many."""
         with self._wake:
-            gone = [r for r in self._items if kind is None or r.kind == kind]
+            gone = [
+                r
+                for r in self._items
+                if (kind is None or r.kind == kind) and (reminder_id is None or r.id == reminder_id)
+            ]
             self._items = [r for r in self._items if r not in gone]
             self._save()
             self._wake.notify()
-            return len(gone)
+        self._changed()
+        return len(gone)
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change(tuple(self.upcoming()))
 
     def close(self) -> None:
         with self._wake:
@@ -94,6 +111,7 @@ class Reminders:
                     soonest = min((r.at for r in self._items), default=now + RECHECK_S)
                     self._wake.wait(max(0.0, min(RECHECK_S, soonest - now)))
                     continue
+            self._changed()
             for reminder in sorted(due, key=lambda r: r.at):
                 self.on_due(reminder, reminder.at < self._opened)
 

@@ -25,7 +25,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from app.actions import calc, clock
 from app.actions.intents import IntentReader, Refused, Request
 from app.actions.lists import Lists
-from app.actions.reminders import Reminders
+from app.actions.reminders import Reminder, Reminders
 from app.actions.reminding import REMINDER_INTENTS, Reminding
 from app.actions.timers import Timer, Timers, TimerView
 from app.system.paths import data_dir
@@ -131,10 +131,11 @@ class Actions:
         default_language: str = "en",
         reader: IntentReader | None = None,
         on_timers: Callable[[tuple[TimerView, ...]], None] | None = None,
+        on_reminders: Callable[[tuple[Reminder, ...]], None] | None = None,
     ) -> None:
         """`folder`: where the lists and the reminders are kept; `announce(text, language,
-        source)`: a timer ended, a reminder or an alarm came (their threads); `on_timers`: the
-        timers changed (their views, for a countdown; the thread that changed them)."""
+        source)`: a timer ended, a reminder or an alarm came (their threads); `on_timers`,
+        `on_reminders`: they changed (all of them now; the thread that changed them)."""
         self.reader = reader or IntentReader(SERVED)
         self.lists = Lists(folder / "lists")
         self.default_language = default_language
@@ -142,7 +143,8 @@ class Actions:
         self.timers = Timers(self._timer_done, on_change=on_timers)
         self._timer_language: dict[int, str] = {}
         self._jinja = SandboxedEnvironment()
-        store = lambda on_due: Reminders(folder / "reminders.json", on_due)  # noqa: E731
+        path = folder / "reminders.json"
+        store = lambda on_due: Reminders(path, on_due, on_change=on_reminders)  # noqa: E731
         self.reminding = Reminding(store, self._render, announce)
 
     # ----- reading and doing ---------------------------------------------------------------------
@@ -315,11 +317,18 @@ def open_actions(
     folder: Path | None,
     announce: Callable[[str, str, str], None],
     on_timers: Callable[[tuple[TimerView, ...]], None] | None = None,
+    on_reminders: Callable[[tuple[Reminder, ...]], None] | None = None,
 ) -> Actions:
     """The assistant's actions for a whisper `language` ("auto": English until a turn says
     otherwise), keeping lists and reminders in `folder` (None: the app's data folder)."""
     default = language if language not in ("", "auto") else "en"
-    return Actions(folder or data_dir(), announce, default_language=default, on_timers=on_timers)
+    return Actions(
+        folder or data_dir(),
+        announce,
+        default_language=default,
+        on_timers=on_timers,
+        on_reminders=on_reminders,
+    )
 
 
 def _parts(seconds: int) -> dict[str, int]:

@@ -12,24 +12,31 @@ from PySide6.QtWidgets import QSystemTrayIcon
 
 from app.gui.banners import BannerArea
 from app.gui.timer_strip import TimerStrip
-from app.loop.events import Announcement, Event, TimersChanged
+from app.loop.events import Announcement, Event, RemindersChanged, TimersChanged
 
 NOTIFICATION_MS = 10_000
 
 
 class Alerts:
     def __init__(
-        self, banners: BannerArea, tray: QSystemTrayIcon, change_timer: Callable[[int, str], None]
+        self,
+        banners: BannerArea,
+        tray: QSystemTrayIcon,
+        change_timer: Callable[[int, str], None],
+        cancel_reminder: Callable[[int], None],
     ) -> None:
         self.banners = banners
         self.tray = tray
-        self.timers = TimerStrip(change_timer)
+        self.timers = TimerStrip(change_timer, cancel_reminder)
         banners.pin(self.timers)
 
     def handle(self, ev: Event) -> bool:
         """Show `ev` if it is an alert; False for any other event."""
         if isinstance(ev, TimersChanged):
             self.timers.show_timers(ev.timers)
+            return True
+        if isinstance(ev, RemindersChanged):
+            self.timers.show_reminders(ev.reminders)
             return True
         if not isinstance(ev, Announcement):
             return False

@@ -78,6 +78,11 @@ class AssistantBridge(QObject):
         if self.assistant:
             self.assistant.new_conversation()
 
+    def cancel_reminder(self, reminder_id: int) -> None:
+        """Cancel a reminder or an alarm (the strip's buttons)."""
+        if self.assistant:
+            self.assistant.doing.cancel_reminder(reminder_id)
+
     def change_timer(self, timer_id: int, change: str) -> None:
         """Pause, resume or cancel a timer (the timers strip's buttons)."""
         if self.assistant and change in ("pause", "resume", "cancel"):

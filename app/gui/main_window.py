@@ -196,7 +196,7 @@ class MainWindow(QMainWindow):
         self.tray = TrayIcon(
             TrayActions(br.press, br.release, self.set_muted, self.toggle_visible, self.quit), self
         )
-        self.alerts = Alerts(self.banners, self.tray, br.change_timer)  # timers: countdown, their end
+        self.alerts = Alerts(self.banners, self.tray, br.change_timer, br.cancel_reminder)
         if TrayIcon.available():
             self.tray.show()
 

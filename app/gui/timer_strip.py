@@ -1,17 +1,22 @@
 """The timers that run or wait, above the chat: a name (or its length) and a countdown each,
-with Pause/Resume and Cancel buttons; hidden while there are none. It counts down on its own
-(a 1 s tick from the views' `left`) and is redrawn from each `TimersChanged`. GUI thread.
+with Pause/Resume and Cancel buttons; then the reminders and alarms to come, with the time each
+comes and Cancel. Hidden while there are none. It counts down on its own (a tick from the
+views' `left`) and is redrawn from each `TimersChanged` / `RemindersChanged`. GUI thread.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
+from datetime import datetime
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
+from app.actions.reminders import Reminder
 from app.actions.timers import TimerView
+from app.actions.when import clock_text, day_text
 
 TICK_MS = 250  # the label changes once a second; a quarter keeps it from skipping a second
 
@@ -32,13 +37,30 @@ def title(view: TimerView) -> str:
     return f"{length} timer"
 
 
+def coming(reminder: Reminder) -> str:
+    """ "Alarm 7:00 AM tomorrow", "Reminder 5:00 PM: call Anna"."""
+    when = datetime.fromtimestamp(reminder.at)
+    day = day_text(when, datetime.now(), "en")
+    head = f"{reminder.kind.capitalize()} {clock_text(when, 'en')}{' ' + day if day else ''}"
+    what = re.sub(r"^(to|about|that)\s+", "", reminder.text)
+    return f"{head}: {what}" if what else head
+
+
 class TimerStrip(QWidget):
-    def __init__(self, change: Callable[[int, str], None], parent: QWidget | None = None) -> None:
-        """`change(timer_id, "pause" | "resume" | "cancel")`: what a button asks for."""
+    def __init__(
+        self,
+        change: Callable[[int, str], None],
+        cancel_reminder: Callable[[int], None] = lambda _id: None,
+        parent: QWidget | None = None,
+    ) -> None:
+        """`change(timer_id, "pause" | "resume" | "cancel")`, `cancel_reminder(id)`: what a
+        button asks for."""
         super().__init__(parent)
-        self.setAccessibleName("Timers")
+        self.setAccessibleName("Timers and reminders")
         self._change = change
+        self._cancel_reminder = cancel_reminder
         self._views: tuple[TimerView, ...] = ()
+        self._reminders: tuple[Reminder, ...] = ()
         self._labels: list[tuple[QLabel, TimerView]] = []
         self._layout = QHBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
@@ -49,6 +71,14 @@ class TimerStrip(QWidget):
 
     def show_timers(self, views: tuple[TimerView, ...]) -> None:
         self._views = views
+        self._rebuild()
+
+    def show_reminders(self, reminders: tuple[Reminder, ...]) -> None:
+        self._reminders = reminders
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        views = self._views
         while (item := self._layout.takeAt(0)) is not None:
             if (w := item.widget()) is not None:
                 w.hide()
@@ -63,9 +93,16 @@ class TimerStrip(QWidget):
             what = "pause" if view.running else "resume"
             self._button(what.capitalize(), f"{what.capitalize()} the {title(view)}", view.id, what)
             self._button("Cancel", f"Cancel the {title(view)}", view.id, "cancel")
+        for reminder in self._reminders:
+            label = QLabel(coming(reminder))
+            self._layout.addWidget(label)
+            button = QPushButton("Cancel")
+            button.setAccessibleName(f"Cancel the {reminder.kind} {coming(reminder)}")
+            button.clicked.connect(lambda _=False, rid=reminder.id: self._cancel_reminder(rid))
+            self._layout.addWidget(button)
         self._layout.addStretch(1)
         self._count()
-        self.setVisible(bool(views))
+        self.setVisible(bool(views) or bool(self._reminders))
         (self._tick.start if any(v.running for v in views) else self._tick.stop)()
 
     def texts(self) -> list[str]:

@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
+from app.actions.reminders import Reminder
 from app.actions.skills import Actions, open_actions
 from app.actions.timers import TimerView
 from app.loop.assistant_config import AssistantConfig
-from app.loop.events import Announcement, Event, TimersChanged
+from app.loop.events import Announcement, Event, RemindersChanged, TimersChanged
 from app.loop.voice_control import VoiceControl
 from app.system.thread_names import named_thread
 
@@ -29,11 +30,14 @@ class ActionControl:
         self._voice = voice
         self.actions: Actions | None = None
         if config.actions:
-            self.actions = open_actions(config.stt.language, config.actions_dir, self._announce, self._timers)
+            self.actions = open_actions(
+                config.stt.language, config.actions_dir, self._announce, self._timers, self._reminders
+            )
 
     def start(self) -> None:
         """Pay the actions' first-use costs on a thread of their own (~0.5-1 s)."""
         if self.actions is not None:
+            self._reminders(tuple(self.actions.reminding.reminders.upcoming()))  # kept from before
             self.actions.start()
             named_thread(self.actions.warm, "actions-warm").start()
 
@@ -59,3 +63,11 @@ class ActionControl:
 
     def _timers(self, views: tuple[TimerView, ...]) -> None:
         self._emit(TimersChanged(views))
+
+    def _reminders(self, upcoming: tuple[Reminder, ...]) -> None:
+        self._emit(RemindersChanged(upcoming))
+
+    def cancel_reminder(self, reminder_id: int) -> bool:
+        """Forget reminder or alarm `reminder_id` (any thread); False when it is gone already."""
+        actions = self.actions
+        return actions is not None and actions.reminding.reminders.cancel(reminder_id=reminder_id) > 0

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from app.actions.reminders import Reminder
 from app.actions.timers import TimerView
 from app.brain.records import Message
 
@@ -307,6 +308,14 @@ class TimersChanged:
     timers: tuple[TimerView, ...]
 
 
+@dataclass(frozen=True)
+class RemindersChanged:
+    """The reminders and alarms to come changed (set, cancelled, said): all of them now."""
+
+    kind: ClassVar[str] = "reminders"
+    reminders: tuple[Reminder, ...]
+
+
 Event = (
     StateChanged
     | Level
@@ -331,6 +340,7 @@ Event = (
     | ActionTaken
     | Announcement
     | TimersChanged
+    | RemindersChanged
 )
 
 
