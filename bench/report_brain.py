@@ -172,17 +172,19 @@ def actions_rows(r: dict) -> list[Row]:
 
 def honest_actions_rows(r: dict) -> list[Row]:
     """bench.honest_actions: replies claiming an action not taken, with the app's actions and
-    without them (the model answers every request), per brain."""
+    without them (the model answers every request), per brain; and on the held-out requests."""
     out = []
     for name, b in r["brains"].items():
         on, off = b["actions"], b["model_only"]
+        held_on, held_off = b["actions_held_out"], b["model_only_held_out"]
         out.append(
             (
                 "honest_actions",
-                f"{name}: of {r['requests']} requests to act, replies claiming an action not taken "
-                "(with actions · model only); answered by an action",
-                f"{on['false_claims']} · {off['false_claims']}; {on['by_action']}",
-                f"0 ({ok(on['false_claims'] == 0)})",
+                f"{name}: replies claiming an action not taken, with actions · model only, of "
+                f"{r['requests']} requests (answered by an action) / {r['held_out']} held out",
+                f"{on['false_claims']} · {off['false_claims']} ({on['by_action']}) / "
+                f"{held_on['false_claims']} · {held_off['false_claims']} ({held_on['by_action']})",
+                f"0 ({ok(on['false_claims'] + held_on['false_claims'] == 0)})",
             )
         )
     return out
