@@ -85,7 +85,7 @@ def test_an_action_exchange_in_a_real_instruct_models_own_template(instruct_mode
         c.close()
 
 
-def test_a_timer_that_ends_during_a_spoken_reply_waits_for_its_sentence(
+def test_a_timer_that_ends_during_a_spoken_reply_is_said_after_the_sentence_playing(
     virtual_audio, llm_model, whisper_model, tmp_path
 ) -> None:
     rec = Recorder()
@@ -97,6 +97,7 @@ def test_a_timer_that_ends_during_a_spoken_reply_waits_for_its_sentence(
         a.send_text("Tell me a very long story about a dragon and a knight, with many details.")
         ended = rec.wait_for("announcement", 120)
         rec.wait_for("sentence", 120, lambda e: e.progress == "sentence_finished" and e.text == ended.text)
+        rec.wait_for("sentence", 120, lambda e: e.progress == "sentence_started")  # the story goes on
     finally:
         a.shutdown()
     said = [e for e in rec.events if isinstance(e, SentenceProgress)]
@@ -107,3 +108,5 @@ def test_a_timer_that_ends_during_a_spoken_reply_waits_for_its_sentence(
     assert before and before[-1].progress == "sentence_finished"  # a sentence ended first
     story = [e for e in said[:announced] if e.progress == "sentence_started" and e.text != ended.text]
     assert len(story) >= 2, "the timer did not end while the reply was being spoken"
+    after = [e for e in said[announced:] if e.progress == "sentence_started" and e.text != ended.text]
+    assert after, "the announcement waited for the whole reply instead of the sentence playing"

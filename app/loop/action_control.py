@@ -1,6 +1,6 @@
 """The assistant's actions (app/actions) wired to the rest: the Responder asks them before the
 model (llm_worker.py passes them on); a timer that ends, a reminder or an alarm that comes is
-shown (`Announcement`) and said after what the voice is saying; every change of the timers is a
+shown (`Announcement`) and said right after the sentence being spoken; every change of the timers is a
 `TimersChanged` (a window counts them down); a front end pauses, resumes or cancels a timer by
 its id (`timer`).
 
@@ -54,12 +54,12 @@ class ActionControl:
             self.actions.close()
 
     def _announce(self, text: str, language: str, source: str) -> None:
-        """A timer ended, a reminder or an alarm came (their thread): shown, and said after what
-        the voice is saying."""
+        """A timer ended, a reminder or an alarm came (their thread): shown, and said right after
+        the sentence being spoken (ahead of the rest of a reply)."""
         self._emit(Announcement(text, source))
         speaker = self._voice.speaker
         if speaker is not None and speaker.available:
-            speaker.say(text, language=language)
+            speaker.say(text, language=language, next_up=True)  # after the sentence playing
 
     def _timers(self, views: tuple[TimerView, ...]) -> None:
         self._emit(TimersChanged(views))

@@ -58,9 +58,10 @@ class ExternalSpeaker(SentenceQueue):
         self._thread = threading.Thread(target=self._loop, name="speaker-external", daemon=True)
         self._thread.start()
 
-    def say(self, sentence: str, held: bool = False, language: str = "") -> int:
-        """Queue one sentence (non-blocking); the user's command speaks every `language` alike.
-        `held` must be False (`can_hold`)."""
+    def say(self, sentence: str, held: bool = False, language: str = "", next_up: bool = False) -> int:
+        """Queue one sentence (non-blocking); the user's command speaks every `language` alike,
+        and in order (`next_up` is not kept: the command reads a file per sentence). `held`
+        must be False (`can_hold`)."""
         assert not held, "an external command cannot hold sentences"
         with self._lock:
             self._pending += 1

@@ -50,8 +50,8 @@ class Voice(Protocol):
     @property
     def busy(self) -> bool: ...
 
-    def say(self, sentence: str, held: bool = False, language: str = "") -> int:
-        """Queue one sentence; its index (events carry it)."""
+    def say(self, sentence: str, held: bool = False, language: str = "", next_up: bool = False) -> int:
+        """Queue one sentence; its index (events carry it). `next_up`: ahead of what waits."""
         ...
 
     def wait_synthesized(self, index: int, timeout: float) -> bool: ...

@@ -24,12 +24,13 @@ event and otherwise ignores `say()` (the app keeps working text-only).
 
 from __future__ import annotations
 
+import collections
 import logging
 import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Generic, Literal, TypeVar
 
 import numpy as np
 
@@ -43,6 +44,7 @@ from app.voice.voices import open_engine
 
 log = logging.getLogger(__name__)
 BLOCK_S = 0.02
+T = TypeVar("T")
 
 
 @dataclass
@@ -62,6 +64,7 @@ class _ToSynthesize:
     text: str
     hold: _Hold | None
     language: str
+    first: bool = False  # said next, ahead of what waits (say(next_up=True))
 
 
 @dataclass(frozen=True)
@@ -130,11 +133,11 @@ class Speaker(SentenceQueue):
         self.first_chunk_words = getattr(self._engine, "first_chunk_words", 0)
         if not self.available:
             log.warning("speech output disabled: %s", self.problem)
-        self._text_q: queue.Queue[_ToSynthesize | None] = queue.Queue()
+        self._text_q: _Lane[_ToSynthesize | None] = _Lane()
         # Engines for the languages replies were spoken in besides the configured voice's
         # (language code -> engine; opened on the synthesis thread when first needed).
         self._engines: dict[str, Any] = {}
-        self._pcm_q: queue.Queue[_ToPlay | Literal["abort"] | None] = queue.Queue()
+        self._pcm_q: _Lane[_ToPlay | Literal["abort"] | None] = _Lane()
         self._hold: _Hold | None = None  # the sentences held now (see the module docstring)
         self._playing: _Playing | None = None
         self._generation = 0  # bumped by stop(): stale work is dropped
@@ -154,11 +157,12 @@ class Speaker(SentenceQueue):
             t.start()
 
     # ----- public API ----------------------------------------------------------------------
-    def say(self, sentence: str, held: bool = False, language: str = "") -> int:
+    def say(self, sentence: str, held: bool = False, language: str = "", next_up: bool = False) -> int:
         """Queue one sentence (non-blocking); returns its index for the sentence events (-1 if
         nothing was queued). `held`: synthesize now, play after `release_held()`. `language`:
         a whisper code other than the configured one is spoken by that language's default
-        voice (natural where one is downloaded, else espeak-ng's)."""
+        voice (natural where one is downloaded, else espeak-ng's). `next_up`: ahead of every
+        sentence waiting, right after the one playing (an announcement during a reply)."""
         if not sentence.strip():
             return -1
         if not self.available:
@@ -170,9 +174,9 @@ class Speaker(SentenceQueue):
             if held and self._hold is None:
                 self._hold = _Hold()
             item = _ToSynthesize(
-                self._generation, self._index, sentence, self._hold if held else None, language
+                self._generation, self._index, sentence, self._hold if held else None, language, next_up
             )
-        self._text_q.put(item)
+        self._text_q.put(item, first=next_up)
         return item.index
 
     @property
@@ -280,7 +284,7 @@ class Speaker(SentenceQueue):
             self._finish_one(gen)
             return
         if gen == self._generation:
-            self._pcm_q.put(_ToPlay(gen, index, speech, hold))
+            self._pcm_q.put(_ToPlay(gen, index, speech, hold), first=item.first)
 
     def _engine_for(self, language: str) -> Any:
         """Synthesis thread: the engine that speaks `language` (the configured one for its own
@@ -371,7 +375,42 @@ _Pcm = tuple[int, int, "Speech", "_Hold | None"]  # generation, index, sound, ho
 _SILENCE: Final = "abort"  # playback queue item: abort the stream now (see stop())
 
 
-def _drain(q: queue.Queue) -> None:
+class _Lane(Generic[T]):
+    """A FIFO queue where an item put `first` goes ahead of all that wait (after earlier
+    `first` ones): an announcement is said after the sentence playing, not after the reply."""
+
+    def __init__(self) -> None:
+        self._items: collections.deque[T] = collections.deque()
+        self._ahead = 0  # how many of the items at the front were put first
+        self._cv = threading.Condition()
+
+    def put(self, item: T, first: bool = False) -> None:
+        with self._cv:
+            if first:
+                self._items.insert(self._ahead, item)
+                self._ahead += 1
+            else:
+                self._items.append(item)
+            self._cv.notify()
+
+    def get(self, timeout: float | None = None) -> T:
+        with self._cv:
+            if not self._cv.wait_for(lambda: bool(self._items), timeout):
+                raise queue.Empty
+            return self._take()
+
+    def get_nowait(self) -> T:
+        with self._cv:
+            if not self._items:
+                raise queue.Empty
+            return self._take()
+
+    def _take(self) -> T:
+        self._ahead = max(0, self._ahead - 1)
+        return self._items.popleft()
+
+
+def _drain(q: _Lane) -> None:
     while True:
         try:
             item = q.get_nowait()
