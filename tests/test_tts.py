@@ -138,6 +138,21 @@ def test_spoken_audio_reaches_the_speaker_in_order(speaker, events, tmp_path) ->
     assert started2 - finished1 < 0.15
 
 
+def test_a_sentence_said_next_up_goes_ahead_of_those_waiting(speaker, events) -> None:
+    """An announcement during a reply: after the sentence playing, before the rest, all heard."""
+    speaker.say("The first sentence of a reply is being spoken now.")
+    speaker.say("The second sentence waits its turn.")
+    speaker.say("And the third one waits too.")
+    deadline = time.monotonic() + 30
+    while not any(e.kind == "sentence_started" for e in events) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    speaker.say("Your timer is done.", next_up=True)
+    assert speaker.wait(60)
+    started = [e.index for e in events if e.kind == "sentence_started"]
+    assert started == [1, 4, 2, 3]
+    assert not any(e.kind == "sentence_cut" for e in events)
+
+
 def test_stop_silences_within_100ms(speaker, events, tmp_path) -> None:
     mon = Monitor(tmp_path / "levels")
     speaker.say("This is a long sentence that keeps going so that it can be interrupted in the middle.")
