@@ -168,7 +168,7 @@ def test_a_cancelled_or_paused_timer_never_ends() -> None:
 @pytest.mark.parametrize(
     ("language", "text", "says"),
     [
-        ("en", "Open my calendar.", "I can't open apps or pages yet."),
+        ("fr", "Ouvre mon agenda.", "Je ne sais pas encore ouvrir"),
         ("en", "Turn on the kitchen light.", "I can't control lights or devices."),
         ("en", "What's the weather like tomorrow?", "I can't see the weather"),
         ("en", "Send a message to Bob saying I'm late.", "I can't send messages"),
@@ -181,3 +181,33 @@ def test_what_no_tool_does_is_said_so_never_claimed(actions, language, text, say
     assert outcome.intent == "TalkCannot" and outcome.failed and not outcome.changed
     assert outcome.reply.startswith(says)
     assert not actions.timers.all()
+
+
+def test_an_app_opens_only_after_a_yes(actions, tmp_path, monkeypatch) -> None:
+    apps = tmp_path / "xdg" / "applications"
+    apps.mkdir(parents=True)
+    marker = tmp_path / "opened"
+    (apps / "markerpad.desktop").write_text(
+        f"[Desktop Entry]\nType=Application\nName=Marker Pad\nExec=touch {marker} %U\n"
+    )
+    (apps / "hidden.desktop").write_text(
+        "[Desktop Entry]\nType=Application\nName=Hidden\nNoDisplay=true\nExec=true\n"
+    )
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("XDG_DATA_DIRS", str(tmp_path / "none"))
+    assert actions.pick("Yes.", "en") is None  # a yes with no question goes to the model
+    assert answer(actions, "Open Marker Pad.") == ("TalkOpen", "Open Marker Pad? Say yes to open it.")
+    assert answer(actions, "No.") == ("TalkDeny", "Okay, I won't open Marker Pad.")
+    assert actions.pick("Yes.", "en") is None and not marker.exists()
+    answer(actions, "Open Marker Pad.")
+    assert answer(actions, "Yes, please.") == ("TalkConfirm", "Opening Marker Pad.")
+    deadline = time.monotonic() + 30
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.exists()
+    answer(actions, "Open Marker Pad.")
+    answer(actions, "What time is it?")  # the question was left: a later yes opens nothing
+    assert actions.pick("Yes.", "en") is None
+    assert answer(actions, "Open Hidden.")[1] == "I can't find an app called Hidden."
+    page = actions.do(actions.pick("Open github.com.", "en"))
+    assert page.reply == "Open github.com? Say yes to open it." and not page.changed

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import Any
 
 from jinja2.sandbox import SandboxedEnvironment
 
-from app.actions import calc, clock
+from app.actions import calc, clock, launch
 from app.actions.intents import IntentReader, Refused, Request
 from app.actions.lists import Lists
 from app.actions.reminders import Reminder, Reminders
@@ -44,6 +45,8 @@ TIMER_INTENTS = frozenset(
         "HassTimerStatus",
     }
 )
+OPENING = frozenset({"TalkOpen", "TalkConfirm", "TalkDeny"})
+CONFIRM_S = 30.0  # a yes opens what was asked about this long ago at most
 SERVED = TIMER_INTENTS | {
     "HassGetCurrentTime",
     "HassGetCurrentDate",
@@ -54,7 +57,8 @@ SERVED = TIMER_INTENTS | {
     "TalkTimeIn",
     "TalkListRead",
     *REMINDER_INTENTS,
-    "TalkCannot",  # asked for what no tool here does (reminders, alarms, opening apps)
+    *OPENING,
+    "TalkCannot",  # asked for what no tool here does (messages, lights, music, the weather)
 }
 # Requests that only tell something: their whole sentence matched is a finished turn (an early
 # end is repaired by going on talking, and nothing was done twice)
@@ -84,6 +88,9 @@ DONE = {
     "TalkListRead": "Read the shopping list",
     "HassNevermind": "Nothing to do",
     "TalkCannot": "Asked for something it cannot do yet",
+    "TalkOpen": "Asked before opening",
+    "TalkConfirm": "Opened it",
+    "TalkDeny": "Left it closed",
     "TalkRemind": "Set a reminder",
     "TalkAlarm": "Set an alarm",
     "TalkSnooze": "Snoozed the alarm",
@@ -142,6 +149,7 @@ class Actions:
         self._announce = announce
         self.timers = Timers(self._timer_done, on_change=on_timers)
         self._timer_language: dict[int, str] = {}
+        self._to_open: tuple[launch.Target, float] | None = None  # asked about; opened on a yes
         self._jinja = SandboxedEnvironment()
         path = folder / "reminders.json"
         store = lambda on_due: Reminders(path, on_due, on_change=on_reminders)  # noqa: E731
@@ -164,6 +172,8 @@ class Actions:
     def do(self, request: Request) -> Outcome:
         """Carry `request` out and word the answer (never raises for a request it cannot do)."""
         said = dict(request.said)
+        if request.intent not in ("TalkConfirm", "TalkDeny"):  # the question was left unanswered
+            self._to_open = None
         try:
             slots, changed = self._handle(request)
         except Refused as refusal:
@@ -200,6 +210,8 @@ class Actions:
                 return clock.zone_of(said.get("place", "")) is not None
             case "HassStartTimer":
                 return "conversation_command" not in said and _seconds(request.slots, "") > 0
+            case "TalkConfirm" | "TalkDeny":  # a yes or no only answers a question just asked
+                return self._to_open is not None and time.monotonic() - self._to_open[1] < CONFIRM_S
         return request.intent in SERVED
 
     def _handle(self, request: Request) -> tuple[dict[str, Any], bool]:
@@ -209,6 +221,8 @@ class Actions:
             return self._timer(request)
         if intent in REMINDER_INTENTS:
             return self.reminding.handle(request)
+        if intent in OPENING:
+            return self._open(request)
         match intent:
             case "HassGetCurrentTime":
                 return {"time": clock.now()}, False
@@ -241,6 +255,21 @@ class Actions:
         if intent == "TalkCannot":  # asked for what no tool does: said so, never claimed
             raise Refused(request.response, group=intent)
         return {}, False  # HassNevermind: nothing to do, nothing to say
+
+    def _open(self, request: Request) -> tuple[dict[str, Any], bool]:
+        """An app or a page is opened only once the user says yes to the question."""
+        if request.intent == "TalkOpen":
+            target = launch.find(request.said.get("anything", ""))
+            if target is None:
+                raise Refused("not_found", request.intent)
+            self._to_open = (target, time.monotonic())
+            return {"name": target.name}, False
+        asked, self._to_open = self._to_open, None
+        assert asked is not None  # _takes checked it
+        if request.intent == "TalkDeny":
+            return {"name": asked[0].name}, False
+        opened = launch.start(asked[0])
+        return {"name": asked[0].name, "opened": opened}, opened
 
     def _timer(self, request: Request) -> tuple[dict[str, Any], bool]:
         slots, intent = request.slots, request.intent
