@@ -133,5 +133,6 @@ def _merge(into: dict[str, Any], extra: dict[str, Any]) -> None:
         into.setdefault("intents", {}).setdefault(name, {"data": []})["data"] += intent["data"]
     for key in ("lists", "expansion_rules"):
         into.setdefault(key, {}).update(extra.get(key, {}))
+    into["skip_words"] = [*into.get("skip_words", []), *extra.get("skip_words", [])]
     answers = into.setdefault("responses", {}).setdefault("intents", {})
     answers.update(extra.get("responses", {}).get("intents", {}))
