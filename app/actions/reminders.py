@@ -93,9 +93,13 @@ class Reminders:
             self.on_change(tuple(self.upcoming()))
 
     def close(self) -> None:
+        """Stop the thread (joined: nothing it holds outlives the assistant)."""
         with self._wake:
             self._closed = True
             self._wake.notify()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=2)
 
     def _run(self) -> None:
         while True:

@@ -184,10 +184,13 @@ class Timers:
         return changed
 
     def close(self) -> None:
-        """Stop the thread; timers still running never end."""
+        """Stop the thread (joined); timers still running never end."""
         with self._wake:
             self._closed = True
             self._wake.notify()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=2)
 
     def _run(self) -> None:
         while True:

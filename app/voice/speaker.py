@@ -24,19 +24,19 @@ event and otherwise ignores `say()` (the app keeps working text-only).
 
 from __future__ import annotations
 
-import collections
 import logging
 import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, Generic, Literal, TypeVar
+from typing import Any, Final, Literal
 
 import numpy as np
 
 from app.catalog.languages import primary
 from app.system.thread_names import named_thread
 from app.voice.device_output import DeviceOutput
+from app.voice.lanes import Lane
 from app.voice.natural_voice import Cancelled
 from app.voice.sentence_queue import SentenceQueue, SpeakerEvent
 from app.voice.synthesizer import Speech
@@ -44,7 +44,6 @@ from app.voice.voices import open_engine
 
 log = logging.getLogger(__name__)
 BLOCK_S = 0.02
-T = TypeVar("T")
 
 
 @dataclass
@@ -133,11 +132,11 @@ class Speaker(SentenceQueue):
         self.first_chunk_words = getattr(self._engine, "first_chunk_words", 0)
         if not self.available:
             log.warning("speech output disabled: %s", self.problem)
-        self._text_q: _Lane[_ToSynthesize | None] = _Lane()
+        self._text_q: Lane[_ToSynthesize | None] = Lane()
         # Engines for the languages replies were spoken in besides the configured voice's
         # (language code -> engine; opened on the synthesis thread when first needed).
         self._engines: dict[str, Any] = {}
-        self._pcm_q: _Lane[_ToPlay | Literal["abort"] | None] = _Lane()
+        self._pcm_q: Lane[_ToPlay | Literal["abort"] | None] = Lane()
         self._hold: _Hold | None = None  # the sentences held now (see the module docstring)
         self._playing: _Playing | None = None
         self._generation = 0  # bumped by stop(): stale work is dropped
@@ -375,42 +374,7 @@ _Pcm = tuple[int, int, "Speech", "_Hold | None"]  # generation, index, sound, ho
 _SILENCE: Final = "abort"  # playback queue item: abort the stream now (see stop())
 
 
-class _Lane(Generic[T]):
-    """A FIFO queue where an item put `first` goes ahead of all that wait (after earlier
-    `first` ones): an announcement is said after the sentence playing, not after the reply."""
-
-    def __init__(self) -> None:
-        self._items: collections.deque[T] = collections.deque()
-        self._ahead = 0  # how many of the items at the front were put first
-        self._cv = threading.Condition()
-
-    def put(self, item: T, first: bool = False) -> None:
-        with self._cv:
-            if first:
-                self._items.insert(self._ahead, item)
-                self._ahead += 1
-            else:
-                self._items.append(item)
-            self._cv.notify()
-
-    def get(self, timeout: float | None = None) -> T:
-        with self._cv:
-            if not self._cv.wait_for(lambda: bool(self._items), timeout):
-                raise queue.Empty
-            return self._take()
-
-    def get_nowait(self) -> T:
-        with self._cv:
-            if not self._items:
-                raise queue.Empty
-            return self._take()
-
-    def _take(self) -> T:
-        self._ahead = max(0, self._ahead - 1)
-        return self._items.popleft()
-
-
-def _drain(q: _Lane) -> None:
+def _drain(q: Lane) -> None:
     while True:
         try:
             item = q.get_nowait()
