@@ -35,6 +35,9 @@ def test_a_timer_set_by_a_typed_turn_is_answered_remembered_and_announced(
         turn = rec.wait_for("turn", 120)
         ended = rec.wait_for("announcement", 120)
         a.speaker.wait(60)  # typing over the voice would be a barge-in
+        a.send_text("Speak more quietly.")  # the real voice's volume, from its next sentence
+        quieter = rec.wait_for("action", 120, lambda e: e.intent == "TalkVolume")
+        a.speaker.wait(60)
         a.retry()  # what was done has no other answer: said so, nothing changes
         refused = rec.wait_for("notice", 60, lambda e: "cannot be retried" in e.message)
         a.send_text("Tell me one fact about the moon.")  # the model answers the next one
@@ -54,7 +57,9 @@ def test_a_timer_set_by_a_typed_turn_is_answered_remembered_and_announced(
     assert turn.prompt_tokens is None  # nothing was generated for it
     assert isinstance(ended, Announcement) and ended.text == "The eggs timer is done."
     assert refused and not rec.of("retracted")
+    assert quieter.reply == "Volume 80 percent." and a.speaker.config.volume == 0.8
     assert messages[:2] == [("user", "Set a timer for 2 seconds called eggs."), ("assistant", action.reply)]
+    assert messages[3] == ("assistant", quieter.reply)
     assert isinstance(after, TurnReported) and after.action is None and after.gen_tokens
     assert action.reply in cached and "eggs" in cached  # in the context: evaluated, not generated
     assert cached.index(action.reply) < cached.index("one fact about the moon")

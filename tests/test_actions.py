@@ -219,3 +219,27 @@ def test_an_app_opens_only_after_a_yes(actions, tmp_path, monkeypatch) -> None:
     assert answer(actions, "Open Hidden.")[1] == "I can't find an app called Hidden."
     page = actions.do(actions.pick("Open github.com.", "en"))
     assert page.reply == "Open github.com? Say yes to open it." and not page.changed
+
+
+def test_the_voice_is_made_louder_or_quieter_by_voice(tmp_path) -> None:
+    level = [1.0]  # a stand-in for the Speaker's volume (the real one: tests/test_action_turns.py)
+
+    def volume(new: float | None) -> float | None:
+        if new is not None:
+            level[0] = new
+        return level[0]
+
+    a = Actions(tmp_path, lambda *_: None, volume=volume)
+    try:
+        assert answer(a, "Speak louder.") == ("TalkVolume", "That is as loud as I go.")
+        assert answer(a, "Turn the volume down.")[1] == "Volume 80 percent."
+        assert answer(a, "Set the volume to fifty percent.")[1] == "Volume 50 percent." and level == [0.5]
+        assert answer(a, "Set the volume to 500 percent.")[1] == "Say a level from 10 to 100 percent."
+        assert answer(a, "Stop talking.") == ("TalkStop", "")  # nothing to say after a stop
+    finally:
+        a.close()
+    without = Actions(tmp_path, lambda *_: None)  # no voice (typed chat): said so
+    try:
+        assert answer(without, "Speak louder.")[1] == "There is no voice to change here."
+    finally:
+        without.close()

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,8 @@ from typing import Any
 
 from jinja2.sandbox import SandboxedEnvironment
 
-from app.actions import calc, clock, launch
+from app.actions import calc, clock
+from app.actions.controls import CONTROLS, Controls
 from app.actions.intents import IntentReader, Refused, Request
 from app.actions.lists import Lists
 from app.actions.reminders import Reminder, Reminders
@@ -45,8 +45,6 @@ TIMER_INTENTS = frozenset(
         "HassTimerStatus",
     }
 )
-OPENING = frozenset({"TalkOpen", "TalkConfirm", "TalkDeny"})
-CONFIRM_S = 30.0  # a yes opens what was asked about this long ago at most
 SERVED = TIMER_INTENTS | {
     "HassGetCurrentTime",
     "HassGetCurrentDate",
@@ -57,7 +55,8 @@ SERVED = TIMER_INTENTS | {
     "TalkTimeIn",
     "TalkListRead",
     *REMINDER_INTENTS,
-    *OPENING,
+    *CONTROLS,
+    "TalkStop",
     "TalkCannot",  # asked for what no tool here does (messages, lights, music, the weather)
 }
 # Requests that only tell something: their whole sentence matched is a finished turn (an early
@@ -91,6 +90,8 @@ DONE = {
     "TalkOpen": "Asked before opening",
     "TalkConfirm": "Opened it",
     "TalkDeny": "Left it closed",
+    "TalkVolume": "Changed the voice's volume",
+    "TalkStop": "Stopped",
     "TalkRemind": "Set a reminder",
     "TalkAlarm": "Set an alarm",
     "TalkSnooze": "Snoozed the alarm",
@@ -139,17 +140,19 @@ class Actions:
         reader: IntentReader | None = None,
         on_timers: Callable[[tuple[TimerView, ...]], None] | None = None,
         on_reminders: Callable[[tuple[Reminder, ...]], None] | None = None,
+        volume: Callable[[float | None], float | None] | None = None,
     ) -> None:
         """`folder`: where the lists and the reminders are kept; `announce(text, language,
         source)`: a timer ended, a reminder or an alarm came (their threads); `on_timers`,
-        `on_reminders`: they changed (all of them now; the thread that changed them)."""
+        `on_reminders`: they changed (all of them now; the thread that changed them);
+        `volume(level)`: set the voice's volume (0-1; None: leave it) and return it (None: no voice)."""
         self.reader = reader or IntentReader(SERVED)
         self.lists = Lists(folder / "lists")
         self.default_language = default_language
         self._announce = announce
         self.timers = Timers(self._timer_done, on_change=on_timers)
         self._timer_language: dict[int, str] = {}
-        self._to_open: tuple[launch.Target, float] | None = None  # asked about; opened on a yes
+        self.controls = Controls(volume)  # opening after a yes; the voice's volume
         self._jinja = SandboxedEnvironment()
         path = folder / "reminders.json"
         store = lambda on_due: Reminders(path, on_due, on_change=on_reminders)  # noqa: E731
@@ -173,7 +176,7 @@ class Actions:
         """Carry `request` out and word the answer (never raises for a request it cannot do)."""
         said = dict(request.said)
         if request.intent not in ("TalkConfirm", "TalkDeny"):  # the question was left unanswered
-            self._to_open = None
+            self.controls.forget_question()
         try:
             slots, changed = self._handle(request)
         except Refused as refusal:
@@ -211,7 +214,7 @@ class Actions:
             case "HassStartTimer":
                 return "conversation_command" not in said and _seconds(request.slots, "") > 0
             case "TalkConfirm" | "TalkDeny":  # a yes or no only answers a question just asked
-                return self._to_open is not None and time.monotonic() - self._to_open[1] < CONFIRM_S
+                return self.controls.asked()
         return request.intent in SERVED
 
     def _handle(self, request: Request) -> tuple[dict[str, Any], bool]:
@@ -221,8 +224,8 @@ class Actions:
             return self._timer(request)
         if intent in REMINDER_INTENTS:
             return self.reminding.handle(request)
-        if intent in OPENING:
-            return self._open(request)
+        if intent in CONTROLS:
+            return self.controls.handle(request)
         match intent:
             case "HassGetCurrentTime":
                 return {"time": clock.now()}, False
@@ -255,21 +258,6 @@ class Actions:
         if intent == "TalkCannot":  # asked for what no tool does: said so, never claimed
             raise Refused(request.response, group=intent)
         return {}, False  # HassNevermind: nothing to do, nothing to say
-
-    def _open(self, request: Request) -> tuple[dict[str, Any], bool]:
-        """An app or a page is opened only once the user says yes to the question."""
-        if request.intent == "TalkOpen":
-            target = launch.find(request.said.get("anything", ""))
-            if target is None:
-                raise Refused("not_found", request.intent)
-            self._to_open = (target, time.monotonic())
-            return {"name": target.name}, False
-        asked, self._to_open = self._to_open, None
-        assert asked is not None  # _takes checked it
-        if request.intent == "TalkDeny":
-            return {"name": asked[0].name}, False
-        opened = launch.start(asked[0])
-        return {"name": asked[0].name, "opened": opened}, opened
 
     def _timer(self, request: Request) -> tuple[dict[str, Any], bool]:
         slots, intent = request.slots, request.intent
@@ -347,17 +335,13 @@ def open_actions(
     announce: Callable[[str, str, str], None],
     on_timers: Callable[[tuple[TimerView, ...]], None] | None = None,
     on_reminders: Callable[[tuple[Reminder, ...]], None] | None = None,
+    volume: Callable[[float | None], float | None] | None = None,
 ) -> Actions:
     """The assistant's actions for a whisper `language` ("auto": English until a turn says
     otherwise), keeping lists and reminders in `folder` (None: the app's data folder)."""
     default = language if language not in ("", "auto") else "en"
-    return Actions(
-        folder or data_dir(),
-        announce,
-        default_language=default,
-        on_timers=on_timers,
-        on_reminders=on_reminders,
-    )
+    folder = folder or data_dir()
+    return Actions(folder, announce, default, on_timers=on_timers, on_reminders=on_reminders, volume=volume)
 
 
 def _parts(seconds: int) -> dict[str, int]:

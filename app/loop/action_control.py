@@ -20,6 +20,7 @@ from app.loop.assistant_config import AssistantConfig
 from app.loop.events import Announcement, Event, RemindersChanged, TimersChanged
 from app.loop.voice_control import VoiceControl
 from app.system.thread_names import named_thread
+from app.voice.speaker import SpeakerConfig
 
 TimerChange = Literal["pause", "resume", "cancel"]
 
@@ -31,7 +32,12 @@ class ActionControl:
         self.actions: Actions | None = None
         if config.actions:
             self.actions = open_actions(
-                config.stt.language, config.actions_dir, self._announce, self._timers, self._reminders
+                config.stt.language,
+                config.actions_dir,
+                self._announce,
+                self._timers,
+                self._reminders,
+                self._volume,
             )
 
     def start(self) -> None:
@@ -63,6 +69,17 @@ class ActionControl:
 
     def _timers(self, views: tuple[TimerView, ...]) -> None:
         self._emit(TimersChanged(views))
+
+    def _volume(self, level: float | None) -> float | None:
+        """The voice's volume (0-1), set to `level` first unless None; None without a voice
+        whose volume can change (none, or a `-s` command). Applies from the next sentence."""
+        speaker = self._voice.speaker
+        config = getattr(speaker, "config", None)
+        if speaker is None or not speaker.available or not isinstance(config, SpeakerConfig):
+            return None
+        if level is not None:
+            config.volume = level
+        return 1.0 if config.volume is None else config.volume
 
     def _reminders(self, upcoming: tuple[Reminder, ...]) -> None:
         self._emit(RemindersChanged(upcoming))
