@@ -7,8 +7,9 @@ A reading whose free text is not what the skill needs ("what is the capital of F
 sum) is left to the model. An action that cannot be done ("cancel the timer" with none running)
 answers with Home Assistant's own error sentence; it is never claimed.
 
-Threads: `pick` and `do` run on the llm thread; timers end on the timers' thread and are
-announced through `on_timer_done(text, language)`.
+Threads: `pick` and `do` run on the llm thread; timers end on the timers' thread, reminders
+and alarms come on the reminders' thread, and both are announced through `announce(text,
+language, source)`.
 """
 
 from __future__ import annotations
