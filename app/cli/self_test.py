@@ -9,8 +9,8 @@ one) with font rendering, llama.cpp (a vocabulary-only GGUF is enough: the defau
 when present, for one generated token), whisper.cpp (the default model transcribing espeak's
 speech when present, else the library's system info), PortAudio, webrtcvad, soxr, libsndfile,
 espeak-ng synthesizing to memory, the natural voice (Piper on onnxruntime: the default voice
-synthesizing to memory when present, else Piper phonemizing with its own espeak-ng data), and the
-library path child processes get. libpulse belongs to
+synthesizing to memory when present, else Piper phonemizing with its own espeak-ng data), the
+actions' sentences and number parser, and the library path child processes get. libpulse belongs to
 the host; it is reported, not required.
 
 Blocking; a few seconds. Imports its libraries inside each check so one failure names itself.
@@ -247,6 +247,29 @@ def check_children(_: Path) -> str:
     return f"child processes get LD_LIBRARY_PATH={seen or '(unset)'}"
 
 
+def check_actions(_: Path) -> str:
+    """Home Assistant's sentences and number words, the app's own, the sum evaluator and the
+    unit table (data files and a native number parser the bundle must carry)."""
+    import tempfile
+
+    from app.actions.calc import convert
+    from app.actions.skills import Actions
+
+    with tempfile.TemporaryDirectory() as folder:
+        actions = Actions(Path(folder), lambda *_: None)
+        try:
+            request = actions.pick("What is twelve times seven?", "en")
+            answer = actions.do(request).reply if request is not None else ""
+            timer = actions.pick("Stelle einen Timer für fünf Minuten.", "de")
+        finally:
+            actions.close()
+    if answer != "Twelve times seven is 84." or timer is None:
+        raise RuntimeError(f"a spoken sum or a German timer was not understood ({answer!r})")
+    if convert("a pound", "grams") is None:
+        raise RuntimeError("the unit table did not load")
+    return "a spoken sum, a German timer and a unit conversion understood"
+
+
 def check_libpulse(_: Path) -> str:
     from app.system.pulse_watch import sound_server
 
@@ -267,6 +290,7 @@ CHECKS: list[tuple[str, Callable[[Path], str], bool]] = [
     ("espeak", check_espeak, True),
     ("voice", check_voice, True),
     ("children", check_children, True),
+    ("actions", check_actions, True),
     ("libpulse", check_libpulse, False),
 ]
 
