@@ -243,3 +243,23 @@ def test_the_voice_is_made_louder_or_quieter_by_voice(tmp_path) -> None:
         assert answer(without, "Speak louder.")[1] == "There is no voice to change here."
     finally:
         without.close()
+
+
+def test_a_tool_that_fails_is_said_not_raised(tmp_path, caplog) -> None:
+    def broken(level: float | None) -> float | None:  # a stand-in for a voice that fails
+        raise OSError("the sound server went away")
+
+    a = Actions(tmp_path, lambda *_: None, volume=broken)
+    try:
+        outcome = a.do(a.pick("Speak louder.", "en"))
+    finally:
+        a.close()
+    assert outcome.failed and outcome.reply == "An unexpected error occurred."
+    assert "the sound server went away" in caplog.text
+    (tmp_path / "lists").write_text("a file where the lists folder goes")  # a list that cannot be kept
+    b = Actions(tmp_path, lambda *_: None)
+    try:
+        added = b.do(b.pick("Add milk to my shopping list.", "en"))
+    finally:
+        b.close()
+    assert added.failed and not added.changed and added.reply == "An unexpected error occurred."

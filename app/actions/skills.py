@@ -174,7 +174,8 @@ class Actions:
         return 1.0 if request.intent in TELLING else None
 
     def do(self, request: Request) -> Outcome:
-        """Carry `request` out and word the answer (never raises for a request it cannot do)."""
+        """Carry `request` out and word the answer. Never raises: a request it cannot do says
+        why; a tool that fails says Home Assistant's "an unexpected error occurred" (logged)."""
         said = dict(request.said)
         if request.intent not in ("TalkConfirm", "TalkDeny"):  # the question was left unanswered
             self.controls.forget_question()
@@ -182,6 +183,10 @@ class Actions:
             slots, changed = self._handle(request)
         except Refused as refusal:
             text = self._render(request.language, refusal.group, refusal.key, said)
+            return Outcome(request.intent, said, text, failed=True)
+        except Exception:  # a tool's own failure (a full disk, a library's error): said, not raised
+            log.exception("action %s failed", request.intent)
+            text = self._render(request.language, "errors", "handle_error", said)
             return Outcome(request.intent, said, text, failed=True)
         text = self._render(request.language, request.intent, request.response, {**said, **slots})
         log.info("action %s %s → %r", request.intent, said, text)
