@@ -263,3 +263,19 @@ def test_a_tool_that_fails_is_said_not_raised(tmp_path, caplog) -> None:
     finally:
         b.close()
     assert added.failed and not added.changed and added.reply == "An unexpected error occurred."
+
+
+def test_notes_and_a_to_do_list_are_kept_apart_and_read_back(actions, tmp_path) -> None:
+    assert answer(actions, "Note that the car needs an oil change.") == (
+        "TalkListAdd",
+        "Noted: the car needs an oil change.",
+    )
+    assert answer(actions, "Add call the plumber to my to-do list.")[1] == (
+        "Added call the plumber to your to-do list."
+    )
+    assert answer(actions, "What are my notes?")[1] == "Your notes: the car needs an oil change."
+    assert answer(actions, "What's on my to-do list?")[1] == "Your to-do list: call the plumber."
+    assert answer(actions, "What's on my shopping list?")[1] == "Your shopping list is empty."
+    for name in ("notes", "to-do"):
+        assert stat.S_IMODE((tmp_path / "lists" / f"{name}.txt").stat().st_mode) == 0o600
+    assert actions.pick("Remember that my dog is called Rex.", "en") is None  # the memory's, not a note

@@ -55,11 +55,14 @@ SERVED = TIMER_INTENTS | {
     "TalkConvert",
     "TalkTimeIn",
     "TalkListRead",
+    "TalkListAdd",
     *REMINDER_INTENTS,
     *CONTROLS,
     "TalkStop",
     "TalkCannot",  # asked for what no tool here does (messages, lights, music, the weather)
 }
+LISTS = {"default": "shopping", "todo": "to-do", "notes": "notes"}  # a list's answer key: its file
+
 # Requests that only tell something: their whole sentence matched is a finished turn (an early
 # end is repaired by going on talking, and nothing was done twice)
 TELLING = frozenset(
@@ -85,7 +88,8 @@ DONE = {
     "TalkCalculate": "Calculated",
     "TalkConvert": "Converted units",
     "HassShoppingListAddItem": "Added to the shopping list",
-    "TalkListRead": "Read the shopping list",
+    "TalkListRead": "Read a list",
+    "TalkListAdd": "Added to a list",
     "HassNevermind": "Nothing to do",
     "TalkCannot": "Asked for something it cannot do yet",
     "TalkOpen": "Asked before opening",
@@ -260,7 +264,10 @@ class Actions:
                 self.lists.add(said["item"])
                 return {"item": said["item"]}, True
             case "TalkListRead":
-                return {"entries": self.lists.items()}, False
+                return {"entries": self.lists.items(LISTS[request.response])}, False
+            case "TalkListAdd":
+                self.lists.add(said["item"], LISTS[request.response])
+                return {"item": said["item"]}, True
         if intent == "TalkCannot":  # asked for what no tool does: said so, never claimed
             raise Refused(request.response, group=intent)
         return {}, False  # HassNevermind: nothing to do, nothing to say
