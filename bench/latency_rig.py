@@ -16,7 +16,8 @@ class Rig:
     """One Assistant as the app runs it (the turn model and the speech model in the path) on the
     default models (pinned persona, greedy) and its event queue. `turn_end`: None = the app's
     rule; `turn_model`: False = the words alone; `remote`: a server as the brain; `model`: another
-    GGUF than the built-in one; `actions`: False = the model answers every request."""
+    GGUF than the built-in one; `actions`: the app's actions answer what they can (off: the
+    model answers every request, as the latency benches measure it; bench/actions.py compares)."""
 
     def __init__(
         self,
@@ -28,7 +29,7 @@ class Rig:
         threads: int | None = None,
         voice: str | None = None,
         model: Path | None = None,
-        actions: bool = True,
+        actions: bool = False,
     ):
         from app.brain.conversation import LlmConfig
         from app.brain.persona import PINNED_TIME, Persona

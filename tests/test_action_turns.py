@@ -34,9 +34,12 @@ def test_a_timer_set_by_a_typed_turn_is_answered_remembered_and_announced(
         action = rec.wait_for("action", 120)
         turn = rec.wait_for("turn", 120)
         ended = rec.wait_for("announcement", 120)
-        a.speaker.wait(60)  # typing over the voice would be a barge-in
+        said = lambda e: e.progress == "sentence_finished" and e.text == ended.text  # noqa: E731
+        rec.wait_for("sentence", 120, said)  # typing over the voice would be a barge-in
+        a.speaker.wait(60)
         a.send_text("Speak more quietly.")  # the real voice's volume, from its next sentence
         quieter = rec.wait_for("action", 120, lambda e: e.intent == "TalkVolume")
+        rec.wait_for("turn", 120, lambda e: e.user == "Speak more quietly.")  # its speech started
         a.speaker.wait(60)
         a.retry()  # what was done has no other answer: said so, nothing changes
         refused = rec.wait_for("notice", 60, lambda e: "cannot be retried" in e.message)
@@ -103,9 +106,9 @@ def test_a_timer_that_ends_during_a_spoken_reply_is_said_after_the_sentence_play
         ended = rec.wait_for("announcement", 120)
         rec.wait_for("sentence", 120, lambda e: e.progress == "sentence_finished" and e.text == ended.text)
         rec.wait_for("sentence", 120, lambda e: e.progress == "sentence_started")  # the story goes on
+        said = [e for e in rec.events if isinstance(e, SentenceProgress)]  # (a shutdown cuts the rest)
     finally:
         a.shutdown()
-    said = [e for e in rec.events if isinstance(e, SentenceProgress)]
     started = [i for i, e in enumerate(said) if e.progress == "sentence_started"]
     announced = next(i for i in started if said[i].text == ended.text)
     assert not any(e.progress == "sentence_cut" for e in said)  # nothing was cut for it

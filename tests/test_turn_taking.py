@@ -134,7 +134,8 @@ def test_a_complete_question_ends_on_a_short_silence(
     virtual_audio, llm_model, whisper_model, speech_dir
 ) -> None:
     wav = espeak("What is the weather like today?", speech_dir / "weather.wav", wpm=140)
-    _, a, turn = spoken_turn(virtual_audio, llm_model, whisper_model, wav, max_tokens=8)
+    # the words' P is the model's: actions off (an action would answer the weather)
+    _, a, turn = spoken_turn(virtual_audio, llm_model, whisper_model, wav, max_tokens=8, actions=False)
     d = turn.record()
     assert d["end_of_turn"] >= 0.2 and d["end_silence_ms"] == TurnEndConfig().short_ms, d
     assert a.tentative.counts["confirmed"] == 1  # (pauses between words withdrew earlier ones)
