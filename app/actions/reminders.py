@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from app.actions.sleeper import Sleeper
 from app.system.paths import private_dir, write_private
 
 log = logging.getLogger(__name__)
@@ -33,7 +34,7 @@ class Reminder:
     language: str = "en"
 
 
-class Reminders:
+class Reminders(Sleeper):
     def __init__(
         self,
         path: Path,
@@ -43,15 +44,13 @@ class Reminders:
     ) -> None:
         """`on_change(upcoming)`: they changed (added, cancelled, said; the thread that changed
         them, never under the lock)."""
+        super().__init__()
         self.path = path
         self.on_due = on_due
         self.on_change = on_change
         self.clock = clock
         self._opened = clock()  # one due before this was missed (the app was not running)
-        self._wake = threading.Condition()
         self._items: list[Reminder] = self._read()
-        self._thread: threading.Thread | None = None
-        self._closed = False
 
     def start(self) -> None:
         """Start saying them when they come (those already past first, as missed)."""
@@ -91,15 +90,6 @@ class Reminders:
     def _changed(self) -> None:
         if self.on_change is not None:
             self.on_change(tuple(self.upcoming()))
-
-    def close(self) -> None:
-        """Stop the thread (joined: nothing it holds outlives the assistant)."""
-        with self._wake:
-            self._closed = True
-            self._wake.notify()
-            thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=2)
 
     def _run(self) -> None:
         while True:

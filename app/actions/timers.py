@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from app.actions.sleeper import Sleeper
+
 
 @dataclass
 class Timer:
@@ -73,21 +75,19 @@ class TimerView:
         return max(0.0, self.left_s - (now - self.at)) if self.running else self.left_s
 
 
-class Timers:
+class Timers(Sleeper):
     def __init__(
         self,
         on_done: Callable[[Timer], None],
         clock: Callable[[], float] = time.monotonic,
         on_change: Callable[[tuple[TimerView, ...]], None] | None = None,
     ) -> None:
+        super().__init__()
         self.on_done = on_done
         self.on_change = on_change
         self.clock = clock
         self._ids = itertools.count(1)
         self._timers: list[Timer] = []
-        self._wake = threading.Condition()
-        self._thread: threading.Thread | None = None
-        self._closed = False
 
     def start(self, seconds: int, name: str = "") -> Timer:
         """A new running timer of `seconds` (at least 1)."""
@@ -182,15 +182,6 @@ class Timers:
         if changed and self.on_change is not None:
             self.on_change(self.views())
         return changed
-
-    def close(self) -> None:
-        """Stop the thread (joined); timers still running never end."""
-        with self._wake:
-            self._closed = True
-            self._wake.notify()
-            thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=2)
 
     def _run(self) -> None:
         while True:
